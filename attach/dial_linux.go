@@ -1,0 +1,308 @@
+package attach
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// VM is an attached HotSpot JVM. Each operation opens its own connection (one operation per
+// connection is the protocol); a VM is safe for concurrent use.
+type VM struct {
+	Target *Target
+
+	opts  Options
+	pidfd int
+
+	mu      sync.Mutex
+	proto   int  // negotiated protocol, ProtocolAuto until known
+	asOwner bool // connect with the target's effective ids (JDK 8 refuses root)
+}
+
+// Dial attaches to the HotSpot JVM with the given pid (as seen by the caller; for a JVM in a container
+// that is its host pid). If the JVM's attach listener is not running yet it is started. ctx bounds
+// the whole attach; without a deadline, opts.AttachTimeout (default 10 s) applies.
+func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
+	vm := &VM{pidfd: -1}
+	if opts != nil {
+		vm.opts = *opts
+	}
+	if vm.opts.AttachTimeout <= 0 {
+		vm.opts.AttachTimeout = DefaultAttachTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, vm.opts.AttachTimeout)
+	defer cancel()
+
+	// A pidfd taken before looking at the process pins its identity: signals sent through it cannot
+	// reach a process that reused the pid.
+	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+		vm.pidfd = fd
+	} else if errors.Is(err, unix.ESRCH) {
+		return nil, fmt.Errorf("%w: %d", ErrProcessGone, pid)
+	}
+	t, err := Resolve(pid)
+	if err != nil {
+		vm.Close()
+		return nil, err
+	}
+	vm.Target = t
+	ok, err := t.checkSocket()
+	if err == nil && !ok {
+		err = vm.startListener(ctx)
+	}
+	if err != nil {
+		vm.Close()
+		return nil, err
+	}
+	if t.Status.Stopped() {
+		vm.Close()
+		return nil, vm.stoppedErr()
+	}
+	return vm, nil
+}
+
+// Close releases the process handle. It does not affect the JVM.
+func (vm *VM) Close() error {
+	if vm.pidfd >= 0 {
+		unix.Close(vm.pidfd)
+		vm.pidfd = -1
+	}
+	return nil
+}
+
+// connect opens a connection to the listener and checks that the peer is the target process itself
+// (SO_PEERCRED reports the listener's pid in our namespace), which defeats sockets planted by others.
+func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
+	t := vm.Target
+	if ok, err := t.checkSocket(); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%w: socket %s disappeared", ErrNoListener, t.SocketPath())
+	}
+	vm.mu.Lock()
+	asOwner := vm.asOwner
+	vm.mu.Unlock()
+	backoff := 500 * time.Microsecond
+	for {
+		var (
+			c   *net.UnixConn
+			err error
+		)
+		if asOwner {
+			c, err = dialAs(ctx, t.SocketPath(), t.UID, t.GID)
+		} else {
+			c, err = dialUnix(t.SocketPath())
+		}
+		switch {
+		case err == nil:
+			if err := checkPeer(c, t.PID); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return c, nil
+		case errors.Is(err, unix.EAGAIN):
+			// The listener's backlog (5) is full: it serves one request at a time.
+			if err := sleepCtx(ctx, backoff); err != nil {
+				return nil, fmt.Errorf("%w: JVM %d's attach listener is busy (backlog full): %v", ErrNoListener, t.PID, err)
+			}
+			backoff = min(backoff*2, 20*time.Millisecond)
+		case errors.Is(err, unix.ECONNREFUSED):
+			return nil, fmt.Errorf("%w: nobody listens on %s (stale socket of a killed JVM?)", ErrNoListener, t.SocketPath())
+		case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+			return nil, fmt.Errorf("%w: connect %s as uid %d: %v", ErrPermission, t.SocketPath(), os.Geteuid(), err)
+		default:
+			return nil, fmt.Errorf("attach: connect %s: %w", t.SocketPath(), err)
+		}
+	}
+}
+
+// dialUnix connects without blocking; a full backlog returns EAGAIN at once (AF_UNIX semantics) so
+// that the caller's backoff, not the kernel, decides how long to wait.
+func dialUnix(path string) (*net.UnixConn, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return fileConn(fd)
+}
+
+// dialAs connects from a thread whose effective uid/gid are the target's, for JVMs that accept only
+// their own user (JDK 8). Credentials in Linux are per thread; Go's Setuid family changes all threads,
+// so the raw system calls run on a locked thread that is never unlocked, which makes the runtime
+// discard that thread afterwards. The rest of the process keeps its credentials.
+func dialAs(ctx context.Context, path string, uid, gid int) (*net.UnixConn, error) {
+	type result struct {
+		fd  int
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
+		fd, err := func() (int, error) {
+			if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, ^uintptr(0), uintptr(gid), ^uintptr(0)); e != 0 {
+				return -1, fmt.Errorf("setresgid: %w", e)
+			}
+			if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, ^uintptr(0), uintptr(uid), ^uintptr(0)); e != 0 {
+				return -1, fmt.Errorf("setresuid: %w", e)
+			}
+			fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+			if err != nil {
+				return -1, err
+			}
+			if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+				unix.Close(fd)
+				return -1, err
+			}
+			return fd, nil
+		}()
+		ch <- result{fd, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return fileConn(r.fd)
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.err == nil {
+				unix.Close(r.fd)
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+func fileConn(fd int) (*net.UnixConn, error) {
+	f := os.NewFile(uintptr(fd), "attach")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UnixConn), nil
+}
+
+func checkPeer(c *net.UnixConn, pid int) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := rc.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return fmt.Errorf("attach: SO_PEERCRED: %w", cerr)
+	}
+	if int(cred.Pid) != pid {
+		return fmt.Errorf("%w: the attach socket is served by pid %d (uid %d), not by JVM %d; refusing it (planted socket?)", ErrPermission, cred.Pid, cred.Uid, pid)
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// watchInterval is how often a blocked read checks that the JVM is still alive and running.
+const watchInterval = time.Second
+
+// errBadVersion is returned by a probing roundTrip when the JVM does not speak protocol 2.
+var errBadVersion = errors.New("protocol version not supported by the JVM")
+
+// maxErrorOutput bounds the output kept for a *JVMError.
+const maxErrorOutput = 1 << 20
+
+// roundTrip sends one request and copies the reply's output to w. With probe set, a reply of
+// StatusBadVersion gives errBadVersion (the caller retries in protocol 1).
+func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool) error {
+	c, err := vm.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	if d, ok := ctx.Deadline(); ok {
+		_ = c.SetWriteDeadline(d)
+	}
+	status, rest, err := 0, []byte(nil), error(nil)
+	if _, werr := c.Write(req); werr != nil {
+		// The JVM closes at once on requests it rejects; the reply, if any, tells more.
+		if status, rest, err = vm.readStatus(ctx, c); err != nil {
+			return vm.ioErr(ctx, "send request", werr)
+		}
+	} else {
+		_ = c.CloseWrite()
+		status, rest, err = vm.readStatus(ctx, c)
+	}
+	if err != nil {
+		if errors.Is(err, ErrNoReply) && vm.tryAsOwner() {
+			vm.logf("no reply as uid %d; retrying with the JVM's credentials (uid %d)", os.Geteuid(), vm.Target.UID)
+			return vm.roundTrip(ctx, req, w, probe)
+		}
+		return err
+	}
+	switch {
+	case probe && status == StatusBadVersion:
+		return errBadVersion
+	case status != 0:
+		lb := &limitedBuffer{max: maxErrorOutput}
+		if err := vm.drain(ctx, c, rest, lb); err != nil {
+			return err
+		}
+		return &JVMError{Code: status, Message: lb.String()}
+	}
+	return vm.drain(ctx, c, rest, w)
+}
+
+// limitedBuffer keeps the first max bytes written to it and discards the rest.
+type limitedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// tryAsOwner switches to connecting with the target's credentials, once, when that can help: we are
+// root and the JVM is not (a JDK 8 JVM silently drops connections whose peer is not its own user).
+func (vm *VM) tryAsOwner() bool {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	if vm.asOwner || os.Geteuid() != 0 || vm.Target.UID == 0 {
+		return false
+	}
+	vm.asOwner = true
+	return true
+}
+

@@ -1,0 +1,66 @@
+package attach
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Errors returned by this package wrap one of them where it applies, so callers can
+// map them to exit codes with errors.Is.
+var (
+	// ErrProcessGone: the pid does not exist or exited while attaching.
+	ErrProcessGone = errors.New("no such process")
+	// ErrNotJVM: the process is not a Java virtual machine.
+	ErrNotJVM = errors.New("not a Java process")
+	// ErrNotHotSpot: a JVM that does not speak the HotSpot attach protocol (OpenJ9).
+	ErrNotHotSpot = errors.New("not a HotSpot JVM")
+	// ErrPermission: the caller may not attach to the target, or something in the rendezvous
+	// directory is not what the target made (planted sockets, symlinks).
+	ErrPermission = errors.New("permission denied")
+	// ErrNoListener: the target's attach listener did not answer (not started in time, JVM stopped or
+	// hung, attach disabled).
+	ErrNoListener = errors.New("attach listener not available")
+	// ErrAttachDisabled: the JVM runs with -XX:+DisableAttachMechanism. It wraps ErrNoListener.
+	ErrAttachDisabled = fmt.Errorf("%w: attach mechanism disabled in the target JVM (started with -XX:+DisableAttachMechanism)", ErrNoListener)
+	// ErrRequestTooLarge: the request does not fit the protocol the target speaks.
+	ErrRequestTooLarge = errors.New("request too large")
+	// ErrBadRequest: an argument cannot be encoded (embedded NUL, op name too long).
+	ErrBadRequest = errors.New("bad request")
+	// ErrNoReply: the JVM closed the connection without answering (it rejected the request).
+	ErrNoReply = errors.New("JVM closed the connection without a reply")
+	// ErrNotSupported: the platform has no HotSpot attach support in this package.
+	ErrNotSupported = errors.New("not supported on this platform")
+)
+
+// JVMError is a non-zero status returned by the JVM for an operation.
+type JVMError struct {
+	Code    int    // the status line of the reply (-1 = JNI_ERR, 101 = bad protocol version, ...)
+	Message string // the output that came with it, trimmed
+}
+
+func (e *JVMError) Error() string {
+	msg := strings.TrimSpace(e.Message)
+	if msg == "" {
+		return fmt.Sprintf("JVM returned status %d", e.Code)
+	}
+	return msg
+}
+
+// AgentError is a failed `load` operation: the agent's Agent_OnAttach returned non-zero, or the JVM
+// could not load the library. ReturnCode is -1 when the JVM reported no code (only a message).
+type AgentError struct {
+	ReturnCode int
+	Message    string
+}
+
+func (e *AgentError) Error() string {
+	msg := strings.TrimSpace(e.Message)
+	switch {
+	case msg != "" && e.ReturnCode != -1:
+		return fmt.Sprintf("agent load failed (return code %d): %s", e.ReturnCode, msg)
+	case msg != "":
+		return "agent load failed: " + msg
+	}
+	return fmt.Sprintf("agent load failed: return code %d", e.ReturnCode)
+}

@@ -1,0 +1,298 @@
+package attach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/hsperf"
+)
+
+// checkSocket reports whether the target's listener socket exists, and refuses anything at that name
+// that the target cannot have made: HotSpot creates it as a socket, mode 0600, owned by its euid.
+func (t *Target) checkSocket() (bool, error) {
+	var st unix.Stat_t
+	path := t.SocketPath()
+	err := unix.Lstat(path, &st)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return false, nil
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		return false, fmt.Errorf("%w: cannot reach %s as uid %d; run as root or as the JVM's user (uid %d)", ErrPermission, path, os.Geteuid(), t.UID)
+	case err != nil:
+		return false, fmt.Errorf("attach: stat %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return false, fmt.Errorf("%w: %s is a %s owned by uid %d, not the JVM's socket; refusing to use it (remove it if it is stale)", ErrPermission, path, fileKind(st.Mode), st.Uid)
+	}
+	if int(st.Uid) != t.UID {
+		return false, fmt.Errorf("%w: socket %s is owned by uid %d but the JVM runs as uid %d; refusing a socket the JVM did not create", ErrPermission, path, st.Uid, t.UID)
+	}
+	if st.Mode&0o077 != 0 {
+		return false, fmt.Errorf("%w: socket %s has mode %#o; the JVM creates it 0600; refusing it", ErrPermission, path, st.Mode&0o777)
+	}
+	return true, nil
+}
+
+func fileKind(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return "symlink"
+	case unix.S_IFREG:
+		return "regular file"
+	case unix.S_IFDIR:
+		return "directory"
+	case unix.S_IFIFO:
+		return "fifo"
+	}
+	return "special file"
+}
+
+// trigger is an .attach_pid<nspid> file. HotSpot looks for it in its cwd, then in /tmp, when it gets
+// SIGQUIT; without it the signal prints a thread dump instead of starting the listener.
+type trigger struct {
+	dirfd   int
+	dir     string
+	name    string
+	created bool // false: another attacher's trigger that we reuse and must not remove
+}
+
+// createTrigger makes the trigger file relative to an O_PATH handle of the directory, with
+// O_EXCL|O_NOFOLLOW (never through a planted symlink) and owned by the target's euid (JDK 8 accepts
+// only that owner; JDK 11+ also root).
+func (t *Target) createTrigger() (*trigger, error) {
+	var errs []error
+	for _, dir := range []string{t.Cwd, t.TmpDir()} {
+		tr, err := t.createTriggerIn(dir)
+		if err == nil {
+			return tr, nil
+		}
+		errs = append(errs, err)
+	}
+	err := errors.Join(errs...)
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		return nil, fmt.Errorf("%w: cannot create the attach trigger file: %v", ErrPermission, err)
+	}
+	return nil, fmt.Errorf("attach: cannot create the attach trigger file: %w", err)
+}
+
+func (t *Target) createTriggerIn(dir string) (*trigger, error) {
+	name := t.triggerName()
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	fd, err := unix.Openat(dfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	if errors.Is(err, unix.EEXIST) {
+		// Another attacher may be starting the listener right now: share its trigger if it is a plain
+		// file the JVM would accept, never anything else.
+		var st unix.Stat_t
+		if serr := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); serr == nil &&
+			st.Mode&unix.S_IFMT == unix.S_IFREG && (int(st.Uid) == t.UID || st.Uid == 0) {
+			unix.Close(dfd)
+			return &trigger{dirfd: -1, dir: dir, name: name}, nil
+		}
+		unix.Close(dfd)
+		return nil, &os.PathError{Op: "create", Path: dir + "/" + name, Err: fmt.Errorf("exists and is not a usable trigger file: %w", err)}
+	}
+	if err != nil {
+		unix.Close(dfd)
+		return nil, &os.PathError{Op: "create", Path: dir + "/" + name, Err: err}
+	}
+	tr := &trigger{dirfd: dfd, dir: dir, name: name, created: true}
+	if os.Geteuid() == 0 && t.UID != 0 {
+		_ = unix.Fchown(fd, t.UID, t.GID)
+	}
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	unix.Close(fd)
+	if err == nil && int(st.Uid) != t.UID && st.Uid != 0 {
+		// Some file systems force the owner; the JVM would ignore this file.
+		err = fmt.Errorf("trigger file got owner uid %d, which the JVM (uid %d) does not accept", st.Uid, t.UID)
+	}
+	if err != nil {
+		tr.remove()
+		return nil, &os.PathError{Op: "create", Path: dir + "/" + name, Err: err}
+	}
+	return tr, nil
+}
+
+func (tr *trigger) remove() {
+	if tr == nil || tr.dirfd < 0 {
+		return
+	}
+	if tr.created {
+		_ = unix.Unlinkat(tr.dirfd, tr.name, 0)
+	}
+	unix.Close(tr.dirfd)
+	tr.dirfd = -1
+}
+
+// attachDisabled reads the JVM's capabilities from its hsperfdata, like the JDK's attach provider, so
+// a JVM started with -XX:+DisableAttachMechanism is refused without being signalled.
+func (t *Target) attachDisabled(ctx context.Context) bool {
+	path, err := hsperf.Find(t.TmpDir(), t.NSPID, t.UID)
+	if err != nil {
+		return false
+	}
+	d, err := hsperf.ReadFile(ctx, path)
+	if err != nil && d == nil {
+		return false
+	}
+	ok, known := d.AttachSupported()
+	return known && !ok
+}
+
+// startListener makes the JVM start its attach listener: trigger file, SIGQUIT, wait for the socket.
+// The JVM needs about a millisecond; inotify on the target's /tmp tells us the moment the socket is
+// renamed into place, with polling as the fallback.
+func (vm *VM) startListener(ctx context.Context) error {
+	t := vm.Target
+	if err := t.checkJVM(); err != nil {
+		return err
+	}
+	if t.Status.Stopped() {
+		return vm.stoppedErr()
+	}
+	if t.attachDisabled(ctx) {
+		return fmt.Errorf("process %d: %w", t.PID, ErrAttachDisabled)
+	}
+	if !t.Status.Catches(int(unix.SIGQUIT)) || t.Status.Ignores(int(unix.SIGQUIT)) {
+		// With -Xrs the JVM installs no SIGQUIT handler (the signal would kill it) but starts the
+		// listener at startup; if the socket is gone there is no safe way to restart it.
+		return fmt.Errorf("%w: JVM %d has no attach socket and does not handle SIGQUIT (started with -Xrs?); not signalling it", ErrNoListener, t.PID)
+	}
+
+	ifd := -1
+	if fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK); err == nil {
+		if _, err := unix.InotifyAddWatch(fd, t.TmpDir(), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_ONLYDIR); err == nil {
+			ifd = fd
+			defer unix.Close(ifd)
+		} else {
+			unix.Close(fd)
+		}
+	}
+
+	tr, err := t.createTrigger()
+	if err != nil {
+		return err
+	}
+	defer tr.remove()
+	vm.logf("trigger %s/%s (created=%t), inotify=%t", tr.dir, tr.name, tr.created, ifd >= 0)
+
+	start := time.Now()
+	deadline, _ := ctx.Deadline()
+	resendAt := start.Add(deadline.Sub(start) / 2)
+	resent := false
+	if err := vm.signal(); err != nil {
+		return err
+	}
+	poll := time.Millisecond
+	lastState := start
+	for {
+		if ok, err := t.checkSocket(); ok || err != nil {
+			if ok {
+				vm.logf("listener up after %v", time.Since(start))
+			}
+			return err
+		}
+		now := time.Now()
+		if ctx.Err() != nil || !now.Before(deadline) {
+			if err := t.refresh(); err != nil {
+				return err
+			}
+			if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w: JVM %d did not start its attach listener within %v (%s)", ErrNoListener, t.PID, time.Since(start).Round(time.Millisecond), t.Status.StateName())
+		}
+		if now.Sub(lastState) > 50*time.Millisecond {
+			lastState = now
+			if err := t.refresh(); err != nil {
+				return err
+			}
+			if t.Status.Stopped() {
+				return vm.stoppedErr()
+			}
+		}
+		if !resent && now.After(resendAt) {
+			// The JDK resends once too: a signal that arrived while the JVM was still starting up may
+			// have been handled before the trigger file existed.
+			resent = true
+			if err := vm.signal(); err != nil {
+				return err
+			}
+		}
+		wait := min(deadline.Sub(now), 100*time.Millisecond)
+		if ifd < 0 {
+			wait = min(wait, poll)
+			poll = min(poll*2, 20*time.Millisecond)
+		}
+		if exited, err := waitEvent(ifd, vm.pidfd, wait); err != nil {
+			return err
+		} else if exited {
+			return fmt.Errorf("%w: process %d exited while attaching", ErrProcessGone, t.PID)
+		}
+	}
+}
+
+// waitEvent waits up to d for an inotify event or the exit of the process behind pidfd.
+func waitEvent(ifd, pidfd int, d time.Duration) (exited bool, err error) {
+	fds := make([]unix.PollFd, 0, 2)
+	if ifd >= 0 {
+		fds = append(fds, unix.PollFd{Fd: int32(ifd), Events: unix.POLLIN})
+	}
+	if pidfd >= 0 {
+		fds = append(fds, unix.PollFd{Fd: int32(pidfd), Events: unix.POLLIN})
+	}
+	ms := int((d + time.Millisecond - 1) / time.Millisecond)
+	if len(fds) == 0 {
+		time.Sleep(d)
+		return false, nil
+	}
+	_, err = unix.Poll(fds, ms)
+	if err != nil && !errors.Is(err, unix.EINTR) {
+		return false, fmt.Errorf("attach: poll: %w", err)
+	}
+	for _, f := range fds {
+		if f.Revents == 0 {
+			continue
+		}
+		if int(f.Fd) == pidfd {
+			return true, nil
+		}
+		var buf [4096]byte
+		for {
+			if n, err := unix.Read(ifd, buf[:]); n <= 0 || err != nil {
+				break
+			}
+		}
+	}
+	return false, nil
+}
+
+func (vm *VM) signal() error {
+	var err error
+	if vm.pidfd >= 0 {
+		err = unix.PidfdSendSignal(vm.pidfd, unix.SIGQUIT, nil, 0)
+	} else {
+		err = unix.Kill(vm.Target.PID, unix.SIGQUIT)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ESRCH):
+		return fmt.Errorf("%w: process %d exited while attaching", ErrProcessGone, vm.Target.PID)
+	case errors.Is(err, unix.EPERM):
+		return fmt.Errorf("%w: cannot signal process %d (uid %d) as uid %d; run as root or as the JVM's user", ErrPermission, vm.Target.PID, vm.Target.UID, os.Geteuid())
+	}
+	return fmt.Errorf("attach: signal %d: %w", vm.Target.PID, err)
+}
+
+func (vm *VM) stoppedErr() error {
+	return fmt.Errorf("%w: JVM %d is %s (state %c) and cannot answer; resume it (kill -CONT %d) or detach the debugger", ErrNoListener, vm.Target.PID, vm.Target.Status.StateName(), vm.Target.Status.State, vm.Target.PID)
+}

@@ -1,0 +1,163 @@
+package attach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// readStatus reads up to the end of the status line and returns the bytes read beyond it.
+func (vm *VM) readStatus(ctx context.Context, c *net.UnixConn) (status int, rest []byte, err error) {
+	var buf [512]byte
+	var got []byte
+	for {
+		m, rerr := vm.read(ctx, c, buf[:])
+		got = append(got, buf[:m]...)
+		done := rerr != nil
+		st, k, perr := ParseStatusLine(got, done)
+		switch {
+		case perr != nil:
+			if errors.Is(perr, ErrNoReply) && done && !isEOF(rerr) {
+				return 0, nil, rerr
+			}
+			return 0, nil, perr
+		case k > 0:
+			return st, got[k:], nil
+		case done:
+			return 0, nil, rerr
+		}
+	}
+}
+
+// read is a Read that keeps an eye on the JVM while it waits: every watchInterval it checks that the
+// process is still there and not stopped, so a dead or frozen JVM gives an error instead of a hang,
+// while a long command in a healthy JVM (a heap dump) may take as long as it needs within ctx.
+func (vm *VM) read(ctx context.Context, c *net.UnixConn, p []byte) (int, error) {
+	for {
+		next := time.Now().Add(watchInterval)
+		if d, ok := ctx.Deadline(); ok && d.Before(next) {
+			next = d
+		}
+		_ = c.SetReadDeadline(next)
+		n, err := c.Read(p)
+		if n > 0 || err == nil {
+			return n, nil
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return 0, err
+		}
+		if ctx.Err() != nil {
+			return 0, vm.ioErr(ctx, "read reply", err)
+		}
+		if err := vm.Target.refresh(); err != nil {
+			return 0, err
+		}
+		if vm.Target.Status.Stopped() {
+			return 0, vm.stoppedErr()
+		}
+	}
+}
+
+func (vm *VM) ioErr(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w: no reply from JVM %d before the deadline (%s); its attach listener may be busy with another client or the JVM is hung", ErrNoListener, vm.Target.PID, what)
+		}
+		return ctx.Err()
+	}
+	return fmt.Errorf("attach: %s: %w", what, err)
+}
+
+func isEOF(err error) bool { return errors.Is(err, io.EOF) || isReset(err) }
+
+// isReset: Linux reports ECONNRESET instead of EOF to a reader whose peer closed a unix socket with
+// unread data in its own queue, which is how a JVM that rejects a request looks; it ends the reply.
+func isReset(err error) bool { return errors.Is(err, unix.ECONNRESET) }
+
+// drain copies the rest of the reply to w. A reader goroutine empties the socket into memory as fast
+// as it can, independently of w: a JVM that streams output (JDK 25) writes to the socket from inside
+// a safepoint, and a stalled reader would stall the whole JVM.
+func (vm *VM) drain(ctx context.Context, c *net.UnixConn, rest []byte, w io.Writer) error {
+	var sp spool
+	sp.cond = sync.NewCond(&sp.mu)
+	if len(rest) > 0 {
+		sp.chunks = append(sp.chunks, append([]byte(nil), rest...))
+	}
+	go func() {
+		var err error
+		for {
+			buf := make([]byte, 64<<10)
+			var n int
+			n, err = vm.read(ctx, c, buf)
+			if n > 0 {
+				sp.put(buf[:n])
+			}
+			if err != nil {
+				break
+			}
+		}
+		if isEOF(err) {
+			err = nil
+		}
+		sp.close(err)
+	}()
+	var werr error
+	for {
+		chunk, ok := sp.get()
+		if !ok {
+			break
+		}
+		if werr == nil {
+			_, werr = w.Write(chunk)
+		}
+	}
+	if sp.err != nil {
+		return sp.err
+	}
+	return werr
+}
+
+// spool is an unbounded FIFO of byte chunks between the socket reader and the output writer.
+type spool struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	chunks [][]byte
+	done   bool
+	err    error
+}
+
+func (s *spool) put(b []byte) {
+	s.mu.Lock()
+	s.chunks = append(s.chunks, b)
+	s.mu.Unlock()
+	s.cond.Signal()
+}
+
+func (s *spool) close(err error) {
+	s.mu.Lock()
+	s.done, s.err = true, err
+	s.mu.Unlock()
+	s.cond.Signal()
+}
+
+func (s *spool) get() ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.chunks) == 0 && !s.done {
+		s.cond.Wait()
+	}
+	if len(s.chunks) == 0 {
+		return nil, false
+	}
+	b := s.chunks[0]
+	s.chunks[0] = nil
+	s.chunks = s.chunks[1:]
+	return b, true
+}

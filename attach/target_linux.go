@@ -1,0 +1,105 @@
+package attach
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/procfs"
+)
+
+// Target is a process as seen from the caller: its host pid and what attaching needs to know about it.
+type Target struct {
+	PID   int // pid in the caller's pid namespace (the host pid when the caller runs on the host)
+	NSPID int // pid in the target's own pid namespace: the name of its socket and trigger files
+	UID   int // effective uid
+	GID   int // effective gid
+	// Root and Cwd reach the target's mount namespace without setns: /proc/<pid>/root, /proc/<pid>/cwd.
+	Root string
+	Cwd  string
+	// Status is the /proc/<pid>/status snapshot taken when the target was resolved.
+	Status procfs.Status
+}
+
+// Resolve inspects a live process. It fails with ErrProcessGone for a pid that does not exist and
+// ErrPermission when the caller may not inspect it.
+func Resolve(pid int) (*Target, error) {
+	return resolve(procfs.Default, pid)
+}
+
+func resolve(pfs procfs.FS, pid int) (*Target, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("%w: invalid pid %d", ErrProcessGone, pid)
+	}
+	st, err := pfs.Status(pid)
+	if err != nil {
+		return nil, procErr(pid, err)
+	}
+	if st.Dead() {
+		return nil, fmt.Errorf("%w: process %d has exited (%s)", ErrProcessGone, pid, st.StateName())
+	}
+	if st.TGID != pid {
+		// /proc/<tid> of a thread also resolves; attach needs the process.
+		return nil, fmt.Errorf("%w: %d is a thread of process %d", ErrProcessGone, pid, st.TGID)
+	}
+	return &Target{
+		PID:    pid,
+		NSPID:  st.NSPID(),
+		UID:    st.EUID(),
+		GID:    st.EGID(),
+		Root:   pfs.Path(pid, "root"),
+		Cwd:    pfs.Path(pid, "cwd"),
+		Status: st,
+	}, nil
+}
+
+// TmpDir is the target's /tmp, the attach rendezvous directory (HotSpot hard-codes /tmp on Linux, not
+// java.io.tmpdir), as a path the caller can use.
+func (t *Target) TmpDir() string { return t.Root + "/tmp" }
+
+// SocketPath is where the target's attach listener socket lives.
+func (t *Target) SocketPath() string { return t.TmpDir() + "/.java_pid" + strconv.Itoa(t.NSPID) }
+
+func (t *Target) triggerName() string { return ".attach_pid" + strconv.Itoa(t.NSPID) }
+
+// refresh re-reads the status (state changes while we wait).
+func (t *Target) refresh() error {
+	st, err := procfs.Default.Status(t.PID)
+	if err != nil {
+		return procErr(t.PID, err)
+	}
+	if st.Dead() {
+		return fmt.Errorf("%w: process %d exited while attaching", ErrProcessGone, t.PID)
+	}
+	t.Status = st
+	return nil
+}
+
+// checkJVM tells HotSpot JVMs from everything else by the libraries mapped into the process.
+func (t *Target) checkJVM() error {
+	found, err := procfs.Default.MapsContain(t.PID, "/libjvm.so", "/libj9vm29.so", "/libopenj9.so")
+	if err != nil {
+		return procErr(t.PID, err)
+	}
+	switch {
+	case found[0]:
+		return nil
+	case found[1], found[2]:
+		return fmt.Errorf("%w: process %d is an OpenJ9 JVM; it uses a different attach mechanism (use OpenJ9's own jcmd)", ErrNotHotSpot, t.PID)
+	}
+	return fmt.Errorf("%w: process %d (%s) has no libjvm.so mapped", ErrNotJVM, t.PID, t.Status.Name)
+}
+
+func procErr(pid int, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ESRCH):
+		return fmt.Errorf("%w: %d", ErrProcessGone, pid)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%w: cannot inspect process %d as uid %d; run as root or as the JVM's user", ErrPermission, pid, os.Geteuid())
+	}
+	return fmt.Errorf("inspect process %d: %w", pid, err)
+}

@@ -1,0 +1,13 @@
+// Command gjcmd is a drop-in replacement for the JDK's jcmd: it sends diagnostic commands to running
+// HotSpot JVMs without a JDK, from the host to containers and as root to other users' JVMs.
+package main
+
+import (
+	"os"
+
+	"github.com/jvmkit/jvmkit/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.GjcmdMain(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,13 @@
+// Package cli holds the command trees of jvmkit's binaries (cobra, RunE, one exit point). The mains in
+// cmd/ only call Main and exit with its status.
+//
+// Exit statuses, shared by every tool:
+//
+//	0   success
+//	1   the JVM reported a failure (jcmd's status for a failed command)
+//	2   usage error
+//	3   no such JVM: the pid does not exist, is not a Java process or not HotSpot (OpenJ9)
+//	4   permission: the caller may not attach, or a planted socket/symlink was refused
+//	5   no attach listener: timeout, JVM stopped or hung, attach disabled
+//	130 interrupted (SIGINT/SIGTERM)
+package cli

@@ -1,0 +1,409 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/hsperf"
+	"github.com/jvmkit/jvmkit/jcmd"
+)
+
+// rawOps are the attach operations gjcmd sends as they are (jattach style). No diagnostic command
+// has one of these names (those contain a dot, apart from "help").
+var rawOps = map[string]bool{
+	"load": true, "properties": true, "agentProperties": true, "datadump": true, "threaddump": true,
+	"dumpheap": true, "inspectheap": true, "setflag": true, "printflag": true, "jcmd": true,
+	"getversion": true,
+}
+
+// GjcmdMain runs gjcmd with the given arguments (without the program name) and returns the exit status.
+func GjcmdMain(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g := &gjcmd{stdout: stdout, stderr: stderr}
+	cmd := g.command()
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	err := cmd.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
+		err = context.Canceled
+	}
+	var ue *usageError
+	if errors.As(err, &ue) || (err != nil && strings.HasPrefix(err.Error(), "unknown ")) {
+		fmt.Fprintf(stderr, "gjcmd: %v\n\n%s", err, cmd.UsageString())
+		return ExitUsage
+	}
+	report(stderr, "gjcmd", err)
+	return ExitCode(err)
+}
+
+type gjcmd struct {
+	stdout, stderr io.Writer
+	list           bool
+	timeout        time.Duration
+	attachTimeout  time.Duration
+	jsonOut        bool
+	verbose        bool
+	protocol       int
+	streaming      bool
+}
+
+func (g *gjcmd) command() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "gjcmd [flags] [<pid | main class | 0> <command ...|PerfCounter.print|-f file>]",
+		Short: "Send diagnostic commands to running HotSpot JVMs (a drop-in jcmd that needs no JDK)",
+		Long: `gjcmd sends diagnostic commands to running HotSpot JVMs, like the JDK's jcmd, without a JDK and
+in a few milliseconds. It works from the host against JVMs in containers (by host pid) and as root
+against JVMs of other users.
+
+  gjcmd                         list JVMs (same as -l)
+  gjcmd <pid> <command ...>     run a diagnostic command, e.g. "gjcmd 1234 VM.flags -all"
+  gjcmd <main class> <command>  every JVM whose main class contains the argument
+  gjcmd 0 <command>             every JVM
+  gjcmd <pid> -f <file>         one command per line, up to a line "stop"
+  gjcmd <pid> PerfCounter.print the JVM's performance counters (read from hsperfdata, no attach)
+  gjcmd <pid> <operation> [args] a raw attach operation: load, properties, agentProperties,
+                                datadump, threaddump, dumpheap, inspectheap, setflag, printflag,
+                                jcmd, getversion
+
+Exit status: 0 ok, 1 the JVM reported a failure, 2 usage, 3 no such JVM or not HotSpot,
+4 permission denied, 5 attach listener not available (timeout, JVM stopped, attach disabled),
+130 interrupted.`,
+		Args:          cobra.ArbitraryArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE:          g.run,
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false) // everything after the target belongs to the command (e.g. "VM.flags -all")
+	f.BoolVarP(&g.list, "list", "l", false, "list JVM processes on the local machine")
+	f.DurationVar(&g.timeout, "timeout", 0, "bound each JVM's whole operation (attach and reply); 0: attach within --attach-timeout, then wait for the reply while the JVM runs")
+	f.DurationVar(&g.attachTimeout, "attach-timeout", attach.DefaultAttachTimeout, "bound starting the attach listener and connecting")
+	f.BoolVar(&g.jsonOut, "json", false, "print results as JSON (schema jvmkit.gjcmd/v1)")
+	f.BoolVarP(&g.verbose, "verbose", "v", false, "print attach diagnostics on stderr")
+	f.IntVar(&g.protocol, "protocol", 0, "attach protocol: 0 auto (2 on JDK 24+, else 1), 1, 2")
+	f.BoolVar(&g.streaming, "streaming", false, "let JDK 25+ stream output while the command runs (the default has the JVM buffer it)")
+	return cmd
+}
+
+// request is what to do with each selected JVM.
+type request struct {
+	kind    string   // "dcmd", "file", "perfcounters", "raw"
+	lines   []string // dcmd: one line; file: each line of the file
+	op      string   // raw
+	args    []string // raw
+	display string   // command as shown in JSON results
+}
+
+func (g *gjcmd) run(cmd *cobra.Command, args []string) error {
+	ctx := cmd.Context()
+	if g.list || len(args) == 0 {
+		if len(args) > 0 {
+			return usagef("-l takes no arguments")
+		}
+		return g.listJVMs(ctx)
+	}
+	if g.protocol < 0 || g.protocol > 2 {
+		return usagef("--protocol must be 0, 1 or 2")
+	}
+	req, err := parseRequest(args[1:])
+	if err != nil {
+		return err
+	}
+	pids, err := jcmd.Select(ctx, args[0])
+	if err != nil {
+		if errors.Is(err, jcmd.ErrNoMatch) {
+			fmt.Fprintf(g.stderr, "Could not find any processes matching : '%s'\n", args[0])
+			return &exitError{ExitNoJVM}
+		}
+		return err
+	}
+	if g.jsonOut || len(pids) > 1 {
+		return g.runBuffered(ctx, pids, req)
+	}
+	// One JVM: stream its output as it arrives.
+	fmt.Fprintf(g.stdout, "%d:\n", pids[0])
+	res := g.execute(ctx, pids[0], req, g.stdout)
+	return g.finish(res)
+}
+
+func parseRequest(words []string) (request, error) {
+	for i, w := range words {
+		if w == "-f" {
+			switch {
+			case i != 0:
+				return request{}, usagef("-f must come right after the target")
+			case len(words) == 1:
+				return request{}, usagef("no file specified for -f")
+			case len(words) > 2:
+				return request{}, usagef("options after -f are not allowed")
+			}
+			b, err := os.ReadFile(words[1])
+			if err != nil {
+				return request{}, usagef("could not read from file specified with -f option: %v", err)
+			}
+			text := strings.TrimSuffix(string(b), "\n")
+			return request{kind: "file", lines: strings.Split(text, "\n"), display: "-f " + words[1]}, nil
+		}
+		if w == "PerfCounter.print" {
+			return request{kind: "perfcounters", display: w}, nil
+		}
+	}
+	if len(words) > 0 && rawOps[words[0]] {
+		return request{kind: "raw", op: words[0], args: words[1:], display: strings.Join(words, " ")}, nil
+	}
+	line := strings.Join(words, " ")
+	if line == "" {
+		// Like jcmd: no command lists the available ones.
+		line = "help"
+	}
+	return request{kind: "dcmd", lines: []string{line}, display: line}, nil
+}
+
+// result is the outcome for one JVM.
+type result struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
+	Status  *int   `json:"status,omitempty"` // the JVM's reply status, when it replied
+	Output  string `json:"output"`
+	Error   string `json:"error,omitempty"`
+	Exit    int    `json:"exit"`
+	err     error
+}
+
+// execute runs req against one JVM, writing output to w.
+func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) *result {
+	res := &result{PID: pid, Command: req.display}
+	if g.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.timeout)
+		defer cancel()
+	}
+	if req.kind == "perfcounters" {
+		res.err = perfCounters(ctx, pid, w)
+		return res
+	}
+	opts := &attach.Options{AttachTimeout: g.attachTimeout, Protocol: g.protocol, Streaming: g.streaming}
+	if g.verbose {
+		opts.Logger = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	start := time.Now()
+	vm, err := attach.Dial(ctx, pid, opts)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	defer vm.Close()
+	if g.verbose {
+		fmt.Fprintf(g.stderr, "gjcmd: attached to %d (nspid %d, uid %d) in %v\n", pid, vm.Target.NSPID, vm.Target.UID, time.Since(start).Round(time.Microsecond))
+	}
+	switch req.kind {
+	case "raw":
+		g.executeRaw(ctx, vm, req, w, res)
+	default:
+		for _, line := range req.lines {
+			if strings.TrimSpace(line) == "stop" {
+				break
+			}
+			if !g.executeLine(ctx, vm, line, w, res) {
+				break
+			}
+		}
+	}
+	return res
+}
+
+// executeLine runs one diagnostic command line; false stops a -f file at the first failure, as jcmd
+// does (its loop ends with the exception).
+func (g *gjcmd) executeLine(ctx context.Context, vm *attach.VM, line string, w io.Writer, res *result) bool {
+	cw := &countWriter{w: w}
+	err := vm.ExecuteTo(ctx, cw, "jcmd", line)
+	res.setStatus(err)
+	if err != nil {
+		res.err = err
+		return false
+	}
+	if cw.n == 0 {
+		fmt.Fprintln(w, "Command executed successfully")
+	}
+	return true
+}
+
+func (g *gjcmd) executeRaw(ctx context.Context, vm *attach.VM, req request, w io.Writer, res *result) {
+	cw := &countWriter{w: w, keep: req.op == "load"}
+	err := vm.ExecuteTo(ctx, cw, req.op, req.args...)
+	res.setStatus(err)
+	var je *attach.JVMError
+	switch {
+	case req.op == "load" && errors.As(err, &je):
+		res.err = attach.LoadResult(je.Code, []byte(je.Message))
+	case err != nil:
+		res.err = err
+	case req.op == "load":
+		// Keep the reply visible, as jattach does, and judge it by the rules of the JVM's version.
+		res.err = attach.LoadResult(0, cw.kept.Bytes())
+	}
+}
+
+func (r *result) setStatus(err error) {
+	var je *attach.JVMError
+	switch {
+	case err == nil:
+		zero := 0
+		r.Status = &zero
+	case errors.As(err, &je):
+		code := je.Code
+		r.Status = &code
+	}
+}
+
+func perfCounters(ctx context.Context, pid int, w io.Writer) error {
+	t, err := attach.Resolve(pid)
+	if err != nil {
+		return err
+	}
+	path, err := hsperf.Find(t.TmpDir(), t.NSPID, t.UID)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %v", attach.ErrPermission, pid, err)
+		}
+		if _, jerr := jcmd.Inspect(ctx, pid); jerr != nil {
+			return jerr
+		}
+		return fmt.Errorf("JVM %d has no hsperfdata file (started with -XX:-UsePerfData?): %w", pid, err)
+	}
+	d, err := hsperf.ReadFile(ctx, path)
+	if d == nil {
+		return err
+	}
+	if werr := hsperf.WritePerfCounters(w, d); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// finish prints a single result's error and returns the exit status as an error.
+func (g *gjcmd) finish(res *result) error {
+	if res.err == nil {
+		return nil
+	}
+	var je *attach.JVMError
+	if errors.As(res.err, &je) {
+		// jcmd prints the JVM's message (e.g. "java.lang.IllegalArgumentException: Unknown diagnostic
+		// command") on stderr as it is.
+		if msg := strings.TrimSpace(je.Message); msg != "" {
+			fmt.Fprintln(g.stderr, msg)
+		}
+	} else {
+		report(g.stderr, "gjcmd", res.err)
+	}
+	return &exitError{ExitCode(res.err)}
+}
+
+// runBuffered runs the request against several JVMs in parallel and prints the results in order.
+func (g *gjcmd) runBuffered(ctx context.Context, pids []int, req request) error {
+	results := make([]*result, len(pids))
+	bufs := make([]bytes.Buffer, len(pids))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, pid := range pids {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = g.execute(ctx, pid, req, &bufs[i])
+		})
+	}
+	wg.Wait()
+	var first error
+	for i, res := range results {
+		res.Output = bufs[i].String()
+		if res.err != nil {
+			res.Exit = ExitCode(res.err)
+			res.Error = res.err.Error()
+		}
+		if !g.jsonOut {
+			fmt.Fprintf(g.stdout, "%d:\n", res.PID)
+			_, _ = g.stdout.Write(bufs[i].Bytes())
+		}
+		if err := g.finishQuiet(res); err != nil && first == nil {
+			first = err
+		}
+	}
+	if g.jsonOut {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Schema  string    `json:"schema"`
+			Results []*result `json:"results"`
+		}{"jvmkit.gjcmd/v1", results}); err != nil {
+			return err
+		}
+	}
+	return first
+}
+
+func (g *gjcmd) finishQuiet(res *result) error {
+	if g.jsonOut {
+		if res.err != nil {
+			return &exitError{ExitCode(res.err)}
+		}
+		return nil
+	}
+	return g.finish(res)
+}
+
+func (g *gjcmd) listJVMs(ctx context.Context) error {
+	jvms, err := jcmd.List(ctx)
+	if err != nil {
+		return err
+	}
+	if g.jsonOut {
+		if jvms == nil {
+			jvms = []jcmd.JVM{}
+		}
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Schema string     `json:"schema"`
+			JVMs   []jcmd.JVM `json:"jvms"`
+		}{"jvmkit.gjcmd.list/v1", jvms})
+	}
+	for _, j := range jvms {
+		// jcmd lists attachable JVMs only; so do we (--json shows all).
+		if j.HotSpot && j.Attachable {
+			fmt.Fprintf(g.stdout, "%d %s\n", j.PID, j.Command)
+		}
+	}
+	return nil
+}
+
+// countWriter counts what passes through and, with keep, keeps a copy.
+type countWriter struct {
+	w    io.Writer
+	n    int64
+	keep bool
+	kept bytes.Buffer
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	if c.keep {
+		c.kept.Write(p)
+	}
+	return c.w.Write(p)
+}

@@ -1,0 +1,14 @@
+// Package procfs is jvmkit's adapter over /proc: the few facts about a process that attaching and
+// discovery need (namespaced pids, effective ids, signal dispositions, run state, mapped libraries,
+// command line), read from a configurable proc mount so tests can point it at a fixture tree.
+//
+// Parsing is pure ([ParseStatus], [MapsContain]) and fuzzed; reading goes through [FS]. Listing
+// processes and command lines are delegated to github.com/prometheus/procfs, kept behind this package
+// so the rest of jvmkit never imports it directly (its API is documented as unstable).
+//
+// Format sources: proc(5) and Documentation/filesystems/proc.rst in the Linux tree (status fields
+// NStgid/NSpid since Linux 4.1, SigIgn/SigCgt as 64-bit hex masks where bit n-1 is signal n).
+//
+// Compatibility: verified on Linux 6.18. Kernels before 4.1 have no NSpid line; the namespaced pid then
+// defaults to the host pid, which is right whenever caller and target share the pid namespace.
+package procfs

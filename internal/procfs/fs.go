@@ -1,0 +1,92 @@
+package procfs
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+
+	prom "github.com/prometheus/procfs"
+)
+
+// FS reads processes from a proc mount.
+type FS struct {
+	root string
+}
+
+// Default is the system's /proc.
+var Default = FS{root: "/proc"}
+
+// New returns an FS rooted at dir (a real proc mount or a fixture tree).
+func New(dir string) FS { return FS{root: dir} }
+
+// Path joins elements under the directory of pid: Path(12, "root", "tmp") is /proc/12/root/tmp.
+func (fs FS) Path(pid int, elem ...string) string {
+	return filepath.Join(append([]string{fs.root, strconv.Itoa(pid)}, elem...)...)
+}
+
+// Status reads and parses /proc/<pid>/status.
+func (fs FS) Status(pid int) (Status, error) {
+	b, err := os.ReadFile(fs.Path(pid, "status"))
+	if err != nil {
+		return Status{}, err
+	}
+	return ParseStatus(b)
+}
+
+// MapsContain reports which of the needles are path suffixes of mappings of pid.
+func (fs FS) MapsContain(pid int, needles ...string) ([]bool, error) {
+	f, err := os.Open(fs.Path(pid, "maps"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return MapsContain(f, needles...)
+}
+
+// Cmdline returns the argument vector of pid (empty for kernel threads).
+func (fs FS) Cmdline(pid int) ([]string, error) {
+	p, err := fs.prom(pid)
+	if err != nil {
+		return nil, err
+	}
+	return p.CmdLine()
+}
+
+// StartTime returns the start time of pid in clock ticks since boot; with the pid it identifies a
+// process across pid reuse.
+func (fs FS) StartTime(pid int) (uint64, error) {
+	p, err := fs.prom(pid)
+	if err != nil {
+		return 0, err
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Starttime, nil
+}
+
+// Pids lists the processes (not threads) visible in the proc mount.
+func (fs FS) Pids() ([]int, error) {
+	pfs, err := prom.NewFS(fs.root)
+	if err != nil {
+		return nil, err
+	}
+	procs, err := pfs.AllProcs()
+	if err != nil {
+		return nil, err
+	}
+	pids := make([]int, len(procs))
+	for i, p := range procs {
+		pids[i] = p.PID
+	}
+	return pids, nil
+}
+
+func (fs FS) prom(pid int) (prom.Proc, error) {
+	pfs, err := prom.NewFS(fs.root)
+	if err != nil {
+		return prom.Proc{}, err
+	}
+	return pfs.Proc(pid)
+}
