@@ -128,3 +128,7 @@ func (vm *VM) logf(format string, args ...any) {
 		vm.opts.Logger.Debug(fmt.Sprintf(format, args...), "pid", vm.Target.PID)
 	}
 }
+
+// Protocol returns the protocol version in use with this JVM: ProtocolAuto until the first operation
+// has negotiated it.
+func (vm *VM) Protocol() int { return vm.protocol() }

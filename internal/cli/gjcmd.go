@@ -85,6 +85,7 @@ Exit status: 0 ok, 1 the JVM reported a failure, 2 usage, 3 no such JVM or not H
 4 permission denied, 5 attach listener not available (timeout, JVM stopped, attach disabled),
 130 interrupted.`,
 		Args:          cobra.ArbitraryArgs,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE:          g.run,

@@ -1,0 +1,367 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jvmkit/jvmkit/internal/testutil"
+)
+
+var gjcmdBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gjcmd-bin-*")
+	if err != nil {
+		panic(err)
+	}
+	gjcmdBin = filepath.Join(dir, "gjcmd")
+	if out, err := exec.Command("go", "build", "-o", gjcmdBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build gjcmd: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+	testutil.Main(m)
+}
+
+type run struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+func execTool(t *testing.T, bin string, args ...string) run {
+	t.Helper()
+	var o, e bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &o, &e
+	start := time.Now()
+	err := cmd.Run()
+	r := run{stdout: o.String(), stderr: e.String(), took: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s %v: %v", bin, args, err)
+	}
+	return r
+}
+
+func gjcmd(t *testing.T, args ...string) run { t.Helper(); return execTool(t, gjcmdBin, args...) }
+
+// TestParity compares gjcmd with the JDK's jcmd on the same JVM: byte-identical output where the
+// output is deterministic, the same shape where it is not, and the same exit statuses.
+func TestParity(t *testing.T) {
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+		pid := strconv.Itoa(j.PID)
+		jcmd := func(args ...string) run { return execTool(t, jdk.Bin("jcmd"), args...) }
+		for _, cmd := range [][]string{
+			{"VM.version"}, {"help"}, {"help", "VM.flags"}, {"VM.flags"}, {"VM.flags", "-all"},
+			{"VM.command_line"}, {"Compiler.directives_print"},
+		} {
+			want := jcmd(append([]string{pid}, cmd...)...)
+			got := gjcmd(t, append([]string{pid}, cmd...)...)
+			if got.stdout != want.stdout || got.code != want.code {
+				t.Errorf("%v: exit %d vs jcmd %d\n gjcmd: %q\n  jcmd: %q", cmd, got.code, want.code, got.stdout, want.stdout)
+			}
+		}
+		// Outputs that change between two calls: compare their shape.
+		shape := map[string]*regexp.Regexp{
+			"Thread.print":       regexp.MustCompile(`(?m)^"([^"]+)" #\d+`),
+			"GC.class_histogram": regexp.MustCompile(`(?m)^\s*\d+:\s+\d+\s+\d+\s+(\S+)`),
+		}
+		for cmd, re := range shape {
+			want := jcmd(pid, cmd)
+			got := gjcmd(t, pid, cmd)
+			if got.code != 0 || want.code != 0 {
+				t.Fatalf("%s: exit %d vs %d", cmd, got.code, want.code)
+			}
+			if !strings.HasPrefix(got.stdout, pid+":\n") {
+				t.Errorf("%s: no header", cmd)
+			}
+			g, w := names(re, got.stdout), names(re, want.stdout)
+			if len(g) == 0 || !subset(w, g, 0.9) {
+				t.Errorf("%s: %d names, jcmd %d; missing %v", cmd, len(g), len(w), missing(w, g))
+			}
+		}
+		// PerfCounter.print: the same counters in the same order, constants equal.
+		want, got := jcmd(pid, "PerfCounter.print"), gjcmd(t, pid, "PerfCounter.print")
+		if got.code != 0 || want.code != 0 {
+			t.Fatalf("PerfCounter.print: exit %d vs %d: %s", got.code, want.code, got.stderr)
+		}
+		gk, wk := counterNames(got.stdout), counterNames(want.stdout)
+		if strings.Join(gk, "\n") != strings.Join(wk, "\n") {
+			t.Errorf("PerfCounter.print names differ: missing %v extra %v", missing(wk, gk), missing(gk, wk))
+		}
+		for _, line := range strings.Split(want.stdout, "\n") {
+			if strings.HasPrefix(line, "java.property.") && !strings.Contains(got.stdout, line+"\n") {
+				t.Errorf("PerfCounter.print: jcmd has %q, gjcmd not", line)
+			}
+		}
+		// Failures: same exit status and message as jcmd.
+		for _, cmd := range [][]string{{"No.such_command"}, {"VM.flags", "-nosuchoption"}, {"GC.heap_dump"}} {
+			want := jcmd(append([]string{pid}, cmd...)...)
+			got := gjcmd(t, append([]string{pid}, cmd...)...)
+			if got.code != want.code || got.stdout != want.stdout || strings.TrimSpace(got.stderr) != strings.TrimSpace(want.stderr) {
+				t.Errorf("%v: gjcmd exit %d %q %q; jcmd exit %d %q %q", cmd, got.code, got.stdout, got.stderr, want.code, want.stdout, want.stderr)
+			}
+		}
+		// -l lists our JVM the way jcmd does.
+		wl, gl := jcmd("-l"), gjcmd(t, "-l")
+		line := regexp.MustCompile(`(?m)^` + pid + ` .*$`)
+		if w, g := line.FindString(wl.stdout), line.FindString(gl.stdout); w == "" || w != g {
+			t.Errorf("-l: jcmd %q, gjcmd %q", w, g)
+		}
+		if gl.code != 0 || strings.Contains(gl.stdout, "JCmd") {
+			t.Errorf("-l: exit %d\n%s", gl.code, gl.stdout)
+		}
+		// -f: one command per line, up to "stop".
+		file := filepath.Join(t.TempDir(), "cmds")
+		os.WriteFile(file, []byte("VM.version\nVM.uptime\nstop\nVM.flags\n"), 0o644)
+		wf, gf := jcmd(pid, "-f", file), gjcmd(t, pid, "-f", file)
+		if gf.code != wf.code || strings.Count(gf.stdout, "\n") != strings.Count(wf.stdout, "\n") || !strings.Contains(gf.stdout, "JDK ") {
+			t.Errorf("-f: gjcmd %d %q, jcmd %d %q", gf.code, gf.stdout, wf.code, wf.stdout)
+		}
+		// A command with empty output says so, like jcmd.
+		if g := gjcmd(t, pid, "GC.run"); g.stdout != pid+":\nCommand executed successfully\n" {
+			t.Errorf("GC.run: %q", g.stdout)
+		}
+		// Main-class selection.
+		if g := gjcmd(t, "Sleeper", "VM.version"); !strings.Contains(g.stdout, pid+":\n") {
+			t.Errorf("main class selection: %q %q", g.stdout, g.stderr)
+		}
+	})
+}
+
+func names(re *regexp.Regexp, s string) []string {
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(s, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func counterNames(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if k, _, ok := strings.Cut(l, "="); ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// subset reports whether at least frac of want's distinct names are in got.
+func subset(want, got []string, frac float64) bool {
+	return float64(len(missing(want, got))) <= (1-frac)*float64(len(dedup(want)))
+}
+
+func dedup(s []string) []string {
+	m := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !m[x] {
+			m[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func missing(want, got []string) []string {
+	have := map[string]bool{}
+	for _, g := range got {
+		have[g] = true
+	}
+	var out []string
+	for _, w := range dedup(want) {
+		if !have[w] {
+			out = append(out, w)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestExitCodes runs the bad inputs through the command line: each has its documented status and a
+// message, and leaves the target as it was.
+func TestExitCodes(t *testing.T) {
+	jdk := testutil.JDK17(t)
+	dead := exec.Command("true")
+	dead.Run()
+	victim := testutil.StartProcess(t, "sleep", "600")
+	disabled := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-XX:+DisableAttachMechanism"}})
+	xrs := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-Xrs"}})
+	stopped := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+	syscall.Kill(stopped.PID, syscall.SIGSTOP)
+	t.Cleanup(func() { syscall.Kill(stopped.PID, syscall.SIGCONT) })
+	ok := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"dead pid", []string{strconv.Itoa(dead.Process.Pid), "VM.version"}, 3, "no such process"},
+		{"non-java", []string{strconv.Itoa(victim.Process.Pid), "VM.version"}, 3, "not a Java process"},
+		{"attach disabled", []string{strconv.Itoa(disabled.PID), "VM.version"}, 5, "DisableAttachMechanism"},
+		{"stopped", []string{"--timeout", "2s", strconv.Itoa(stopped.PID), "VM.version"}, 5, "stopped"},
+		{"unknown command", []string{strconv.Itoa(ok.PID), "No.such"}, 1, "Unknown diagnostic command"},
+		{"too long for v1", []string{strconv.Itoa(ok.PID), "JFR.check", "name=" + strings.Repeat("x", 2000)}, 1, "1024"},
+		{"no match", []string{"NoSuchMainClassAnywhere", "VM.version"}, 3, "Could not find any processes"},
+		{"usage", []string{"--protocol", "7", strconv.Itoa(ok.PID), "VM.version"}, 2, "protocol"},
+		{"usage -f", []string{strconv.Itoa(ok.PID), "-f"}, 2, "-f"},
+		{"xrs works", []string{strconv.Itoa(xrs.PID), "VM.version"}, 0, ""},
+	} {
+		r := gjcmd(t, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", tc.name, r.code, r.stderr, tc.code, tc.msg)
+		}
+		if tc.name == "stopped" && r.took > 3*time.Second {
+			t.Errorf("stopped: took %v with --timeout 2s", r.took)
+		}
+	}
+	if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Error("the non-Java process died")
+	}
+	for _, j := range []*testutil.JVM{disabled, xrs, ok} {
+		if !j.Alive() {
+			t.Errorf("JVM %d died", j.PID)
+		}
+	}
+	if strings.Contains(disabled.Stdout(), "Full thread dump") {
+		t.Error("the attach-disabled JVM was signalled")
+	}
+}
+
+// TestConcurrent: 100 gjcmd processes against one freshly started JVM (they race to start its
+// listener), then one gjcmd fanning out over 10 JVMs.
+func TestConcurrent(t *testing.T) {
+	jdks := testutil.JDKs(t)
+	jdk := jdks[len(jdks)-1]
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var fails []string
+	for range 100 {
+		wg.Go(func() {
+			r := gjcmd(t, strconv.Itoa(j.PID), "VM.version")
+			if r.code != 0 || !strings.Contains(r.stdout, "JDK ") {
+				mu.Lock()
+				fails = append(fails, fmt.Sprintf("exit %d: %s", r.code, r.stderr))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(fails) > 0 {
+		t.Errorf("%d of 100 concurrent calls failed; first: %s", len(fails), fails[0])
+	}
+	assertNoTrigger(t, j)
+
+	var mine []*testutil.JVM
+	for i := range 10 {
+		mine = append(mine, testutil.StartJVM(t, jdks[i%len(jdks)], testutil.JVMOptions{}))
+	}
+	r := gjcmd(t, "--json", "0", "VM.version")
+	var out struct {
+		Schema  string
+		Results []struct {
+			PID    int
+			Output string
+			Error  string
+			Exit   int
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	byPid := map[int]int{}
+	for i, res := range out.Results {
+		byPid[res.PID] = i
+	}
+	for _, m := range mine {
+		i, ok := byPid[m.PID]
+		if !ok {
+			t.Errorf("gjcmd 0 missed JVM %d", m.PID)
+			continue
+		}
+		if res := out.Results[i]; res.Exit != 0 || !strings.Contains(res.Output, "JDK ") {
+			t.Errorf("JVM %d: exit %d %s", m.PID, res.Exit, res.Error)
+		}
+	}
+}
+
+func assertNoTrigger(t *testing.T, j *testutil.JVM) {
+	t.Helper()
+	for _, dir := range []string{fmt.Sprintf("/proc/%d/cwd", j.PID), "/tmp"} {
+		if _, err := os.Lstat(filepath.Join(dir, ".attach_pid"+strconv.Itoa(j.NSPID))); err == nil {
+			t.Errorf("trigger left in %s", dir)
+		}
+	}
+}
+
+// TestContainerCLI: discovery and commands by host pid for a JVM in its own pid+mount namespace.
+func TestContainerCLI(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Namespace: true})
+		pid := strconv.Itoa(j.PID)
+		l := gjcmd(t, "-l")
+		if !regexp.MustCompile(`(?m)^` + pid + ` Sleeper`).MatchString(l.stdout) {
+			t.Errorf("-l does not list the container JVM %s:\n%s", pid, l.stdout)
+		}
+		if r := gjcmd(t, pid, "VM.version"); r.code != 0 || !strings.Contains(r.stdout, "JDK ") {
+			t.Errorf("VM.version: %d %s", r.code, r.stderr)
+		}
+		if r := gjcmd(t, pid, "PerfCounter.print"); r.code != 0 || !strings.Contains(r.stdout, "sun.rt.javaCommand=\"Sleeper") {
+			t.Errorf("PerfCounter.print: %d %.200s %s", r.code, r.stdout, r.stderr)
+		}
+		var js struct{ JVMs []struct{ PID, NSPID int; Container bool } }
+		if err := json.Unmarshal([]byte(gjcmd(t, "-l", "--json").stdout), &js); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, x := range js.JVMs {
+			if x.PID == j.PID {
+				found = true
+				if x.NSPID != 1 || !x.Container {
+					t.Errorf("json: %+v", x)
+				}
+			}
+		}
+		if !found {
+			t.Error("--json list misses the container JVM")
+		}
+	})
+}
+
+// TestLoadCLI: a failed agent load is a failure on every JDK (Debian's jattach 2.1 reports success
+// for it on JDK 21+).
+func TestLoadCLI(t *testing.T) {
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+		r := gjcmd(t, strconv.Itoa(j.PID), "load", "/nonexistent/libnone.so", "true", "")
+		if r.code != 1 || !strings.Contains(r.stderr, "agent load failed") {
+			t.Errorf("load missing library: exit %d %q", r.code, r.stderr)
+		}
+		if r := gjcmd(t, strconv.Itoa(j.PID), "properties"); r.code != 0 || !strings.Contains(r.stdout, "java.home=") {
+			t.Errorf("properties: %d", r.code)
+		}
+	})
+}
