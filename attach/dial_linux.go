@@ -305,4 +305,3 @@ func (vm *VM) tryAsOwner() bool {
 	vm.asOwner = true
 	return true
 }
-

@@ -332,7 +332,12 @@ func TestContainerCLI(t *testing.T) {
 		if r := gjcmd(t, pid, "PerfCounter.print"); r.code != 0 || !strings.Contains(r.stdout, "sun.rt.javaCommand=\"Sleeper") {
 			t.Errorf("PerfCounter.print: %d %.200s %s", r.code, r.stdout, r.stderr)
 		}
-		var js struct{ JVMs []struct{ PID, NSPID int; Container bool } }
+		var js struct {
+			JVMs []struct {
+				PID, NSPID int
+				Container  bool
+			}
+		}
 		if err := json.Unmarshal([]byte(gjcmd(t, "-l", "--json").stdout), &js); err != nil {
 			t.Fatal(err)
 		}
