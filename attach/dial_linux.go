@@ -112,13 +112,13 @@ func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
 		case errors.Is(err, unix.EAGAIN):
 			// The listener's backlog (5) is full: it serves one request at a time.
 			if err := sleepCtx(ctx, backoff); err != nil {
-				return nil, fmt.Errorf("%w: JVM %d's attach listener is busy (backlog full): %v", ErrNoListener, t.PID, err)
+				return nil, fmt.Errorf("%w: JVM %d's attach listener is busy (backlog full): %w", ErrNoListener, t.PID, err)
 			}
 			backoff = min(backoff*2, 20*time.Millisecond)
 		case errors.Is(err, unix.ECONNREFUSED):
 			return nil, fmt.Errorf("%w: nobody listens on %s (stale socket of a killed JVM?)", ErrNoListener, t.SocketPath())
 		case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-			return nil, fmt.Errorf("%w: connect %s as uid %d: %v", ErrPermission, t.SocketPath(), os.Geteuid(), err)
+			return nil, fmt.Errorf("%w: connect %s as uid %d: %w", ErrPermission, t.SocketPath(), os.Geteuid(), err)
 		default:
 			return nil, fmt.Errorf("attach: connect %s: %w", t.SocketPath(), err)
 		}

@@ -75,7 +75,7 @@ func (t *Target) createTrigger() (*trigger, error) {
 	}
 	err := errors.Join(errs...)
 	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
-		return nil, fmt.Errorf("%w: cannot create the attach trigger file: %v", ErrPermission, err)
+		return nil, fmt.Errorf("%w: cannot create the attach trigger file: %w", ErrPermission, err)
 	}
 	return nil, fmt.Errorf("attach: cannot create the attach trigger file: %w", err)
 }

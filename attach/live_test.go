@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
 	"testing"
 	"time"
 
@@ -322,7 +322,7 @@ func TestBadTargets(t *testing.T) {
 			t.Errorf("non-Java process: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
-		if err := p.Process.Signal(syscall.Signal(0)); err != nil {
+		if err := p.Process.Signal(unix.Signal(0)); err != nil {
 			t.Errorf("the non-Java process did not survive: %v", err)
 		}
 		if _, err := os.Lstat(fmt.Sprintf("/tmp/.attach_pid%d", p.Process.Pid)); err == nil {
@@ -380,7 +380,7 @@ func TestBadTargets(t *testing.T) {
 			if warm {
 				jcmdOut(t, dial(t, j.PID, nil), "VM.version")
 			}
-			if err := syscall.Kill(j.PID, syscall.SIGSTOP); err != nil {
+			if err := unix.Kill(j.PID, unix.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
 			waitState(t, j.PID, 'T')
@@ -397,7 +397,7 @@ func TestBadTargets(t *testing.T) {
 			if d := time.Since(start); d > 3*time.Second+500*time.Millisecond {
 				t.Errorf("stopped JVM: took %v, beyond the deadline", d)
 			}
-			_ = syscall.Kill(j.PID, syscall.SIGCONT)
+			_ = unix.Kill(j.PID, unix.SIGCONT)
 			assertClean(t, j)
 		}
 	})

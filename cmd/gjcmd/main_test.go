@@ -13,9 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
+
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
@@ -207,8 +209,8 @@ func TestExitCodes(t *testing.T) {
 	disabled := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-XX:+DisableAttachMechanism"}})
 	xrs := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-Xrs"}})
 	stopped := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
-	syscall.Kill(stopped.PID, syscall.SIGSTOP)
-	t.Cleanup(func() { syscall.Kill(stopped.PID, syscall.SIGCONT) })
+	unix.Kill(stopped.PID, unix.SIGSTOP)
+	t.Cleanup(func() { unix.Kill(stopped.PID, unix.SIGCONT) })
 	ok := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
 
 	for _, tc := range []struct {
@@ -236,7 +238,7 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("stopped: took %v with --timeout 2s", r.took)
 		}
 	}
-	if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
+	if err := victim.Process.Signal(unix.Signal(0)); err != nil {
 		t.Error("the non-Java process died")
 	}
 	for _, j := range []*testutil.JVM{disabled, xrs, ok} {

@@ -12,10 +12,11 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
+
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/hsperf"
@@ -32,7 +33,7 @@ var rawOps = map[string]bool{
 
 // GjcmdMain runs gjcmd with the given arguments (without the program name) and returns the exit status.
 func GjcmdMain(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, unix.SIGTERM)
 	defer stop()
 	g := &gjcmd{stdout: stdout, stderr: stderr}
 	cmd := g.command()
@@ -281,7 +282,7 @@ func perfCounters(ctx context.Context, pid int, w io.Writer) error {
 	path, err := hsperf.Find(t.TmpDir(), t.NSPID, t.UID)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %v", attach.ErrPermission, pid, err)
+			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w", attach.ErrPermission, pid, err)
 		}
 		if _, jerr := jcmd.Inspect(ctx, pid); jerr != nil {
 			return jerr

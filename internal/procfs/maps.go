@@ -3,6 +3,7 @@ package procfs
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 )
 
@@ -27,20 +28,20 @@ func MapsContain(r io.Reader, needles ...string) ([]bool, error) {
 				}
 			}
 		}
-		switch err {
-		case nil:
-		case bufio.ErrBufferFull:
+		switch {
+		case err == nil:
+		case errors.Is(err, bufio.ErrBufferFull):
 			// A path longer than the buffer: skip the rest of that line.
-			for err == bufio.ErrBufferFull {
+			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
 			}
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return found, nil
 			}
 			if err != nil {
 				return found, err
 			}
-		case io.EOF:
+		case errors.Is(err, io.EOF):
 			return found, nil
 		default:
 			return found, err

@@ -72,7 +72,7 @@ func ParseStatus(b []byte) (Status, error) {
 			s.hasSig = err == nil
 		}
 		if err != nil {
-			return s, fmt.Errorf("%w: status field %s: %v", ErrMalformed, k, err)
+			return s, fmt.Errorf("%w: status field %s: %w", ErrMalformed, k, err)
 		}
 	}
 	if !seenPid {
