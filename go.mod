@@ -3,7 +3,7 @@ module github.com/jvmkit/jvmkit
 go 1.26.0
 
 require (
-	github.com/prometheus/procfs v0.23.0
+	github.com/google/go-cmp v0.7.0
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/sys v0.49.0
 )

@@ -2,9 +2,10 @@
 // discovery need (namespaced pids, effective ids, signal dispositions, run state, mapped libraries,
 // command line), read from a configurable proc mount so tests can point it at a fixture tree.
 //
-// Parsing is pure ([ParseStatus], [MapsContain]) and fuzzed; reading goes through [FS]. Listing
-// processes and command lines are delegated to github.com/prometheus/procfs, kept behind this package
-// so the rest of jvmkit never imports it directly (its API is documented as unstable).
+// Parsing is pure ([ParseStatus], [MapsContain], [ParseCmdline], [ParseStatStartTime]) and fuzzed;
+// reading goes through [FS]. github.com/prometheus/procfs was the first choice behind this adapter and
+// was dropped: its package initialisation alone took 0.3 ms and 892 allocations in every gjcmd run
+// (GODEBUG=inittrace=1), a tenth of a warm attach, for three trivial files.
 //
 // Format sources: proc(5) and Documentation/filesystems/proc.rst in the Linux tree (status fields
 // NStgid/NSpid since Linux 4.1, SigIgn/SigCgt as 64-bit hex masks where bit n-1 is signal n).

@@ -3,9 +3,8 @@ package procfs
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
-
-	prom "github.com/prometheus/procfs"
 )
 
 // FS reads processes from a proc mount.
@@ -45,48 +44,40 @@ func (fs FS) MapsContain(pid int, needles ...string) ([]bool, error) {
 
 // Cmdline returns the argument vector of pid (empty for kernel threads).
 func (fs FS) Cmdline(pid int) ([]string, error) {
-	p, err := fs.prom(pid)
+	b, err := os.ReadFile(fs.Path(pid, "cmdline"))
 	if err != nil {
 		return nil, err
 	}
-	return p.CmdLine()
+	return ParseCmdline(b), nil
 }
 
 // StartTime returns the start time of pid in clock ticks since boot; with the pid it identifies a
 // process across pid reuse.
 func (fs FS) StartTime(pid int) (uint64, error) {
-	p, err := fs.prom(pid)
+	b, err := os.ReadFile(fs.Path(pid, "stat"))
 	if err != nil {
 		return 0, err
 	}
-	st, err := p.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return st.Starttime, nil
+	return ParseStatStartTime(b)
 }
 
 // Pids lists the processes (not threads) visible in the proc mount.
 func (fs FS) Pids() ([]int, error) {
-	pfs, err := prom.NewFS(fs.root)
+	d, err := os.Open(fs.root)
 	if err != nil {
 		return nil, err
 	}
-	procs, err := pfs.AllProcs()
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
 	if err != nil {
 		return nil, err
 	}
-	pids := make([]int, len(procs))
-	for i, p := range procs {
-		pids[i] = p.PID
+	pids := make([]int, 0, len(names))
+	for _, n := range names {
+		if pid, err := strconv.Atoi(n); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
 	}
+	sort.Ints(pids)
 	return pids, nil
-}
-
-func (fs FS) prom(pid int) (prom.Proc, error) {
-	pfs, err := prom.NewFS(fs.root)
-	if err != nil {
-		return prom.Proc{}, err
-	}
-	return pfs.Proc(pid)
 }

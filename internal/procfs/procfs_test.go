@@ -111,3 +111,30 @@ func FuzzMapsContain(f *testing.F) {
 		}
 	})
 }
+
+func TestParseStat(t *testing.T) {
+	st := "4242 (a b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615\n"
+	v, err := ParseStatStartTime([]byte(st))
+	if err != nil || v != 987654 {
+		t.Errorf("ParseStatStartTime = %d, %v", v, err)
+	}
+	for _, bad := range []string{"", "1 (x) S 1", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 zz"} {
+		if _, err := ParseStatStartTime([]byte(bad)); err == nil {
+			t.Errorf("ParseStatStartTime(%q): no error", bad)
+		}
+	}
+	if diff := cmp.Diff([]string{"java", "-cp", "", "Main"}, ParseCmdline([]byte("java\x00-cp\x00\x00Main\x00"))); diff != "" {
+		t.Error(diff)
+	}
+	if ParseCmdline(nil) != nil {
+		t.Error("empty cmdline")
+	}
+}
+
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("1 (init) S 0 1 1 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 55 100 10\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseStatStartTime(b)
+		_ = ParseCmdline(b)
+	})
+}
