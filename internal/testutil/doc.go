@@ -1,0 +1,104 @@
+// Package testutil is the harness that every package's tests use to run real JVMs: it finds the installed
+// JDKs, compiles Java workloads, starts them plain, as another user, in container-like namespaces or with a
+// read-only working directory, and cleans up after them.
+//
+// # Using it
+//
+// A package that uses the harness calls [Main] from its TestMain, which removes the per-binary work directory
+// when the tests end:
+//
+//	func TestMain(m *testing.M) { testutil.Main(m) }
+//
+//	func TestThreads(t *testing.T) {
+//		testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+//			jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Demo", Namespace: true})
+//			// ... attach to jvm.PID; the JVM calls itself jvm.NSPID ...
+//		})
+//	}
+//
+// Missing prerequisites (root, a tool, JDK 17) skip a test through [Skipf], which fails the test instead when
+// the environment variable CI is set: CI machines are set up to run everything, so a skip there hides a bug.
+//
+// # JDKs
+//
+// [JDKs] lists the JDKs in /usr/lib/jvm plus the homes in $JVMKIT_JDKS (colon-separated). Debian installs
+// aliases next to the real directory (java-1.17.0-openjdk-amd64 -> java-17-openjdk-amd64) and directories
+// that only hold links (openjdk-17), so JDKs are identified by the real path of bin/java, and a directory is a
+// JDK only if it has bin/java and bin/javac. The feature release and version come from the JDK's release file
+// (JAVA_VERSION, JAVA_RUNTIME_VERSION), or from `java -version` when it has none. JDK 17 is required; the
+// others are tested when present.
+//
+// # Workloads
+//
+// The workloads are plain Java sources in the workloads directory next to this file (found through
+// runtime.Caller, so tests of any package find them): Sleeper (idle; thread "jvmkit-worker"), Demo (CPU
+// workers, allocation, a thread in Object.wait, a thread BLOCKED on a monitor) and Busy (one thread,
+// "jvmkit-busy", spinning in Busy.spin). Each prints "ready" when it is set up; StartJVM waits for that line.
+// [CompileFiles] compiles a package's own workloads, e.g. from its testdata/.
+//
+// Classes are compiled per (JDK, source content) once per test binary into a work directory created with
+// os.MkdirTemp("/var/tmp", "jvmkit-test-*"). Not /tmp, and not t.TempDir, which lives in /tmp: a namespaced
+// JVM has a private tmpfs over /tmp and would not see its classes, and a JVM running as uid 65534 needs every
+// directory on the way to be searchable (0755) and the class files readable (0644), which t.TempDir's 0700
+// directories are not. Main removes the work directory; one left by a test binary that died (timeout, crash)
+// is removed by the next binary that starts, once its owner, recorded as pid and start time, is gone.
+//
+// # Simulating containers and other users
+//
+// There is no Docker on the test machines; the harness builds the parts of a container that matter to
+// attach, perf maps and hsperfdata with util-linux, as root:
+//
+//   - Namespace: `unshare --pid --fork --kill-child --mount-proc -- sh -c 'mount -t tmpfs jvmkit-tmp /tmp &&
+//     cd DIR && exec "$@"'`. java ends up as pid 1 of a new pid namespace with its own /tmp, like a JVM in a
+//     container: its socket is /tmp/.java_pid1 in that tmpfs, reachable from the host only through
+//     /proc/<pid>/root. Its host pid is the only child of the unshare process (read from
+//     /proc/<unshare>/task/<unshare>/children); its pid inside is the last field of NSpid in its status.
+//   - UID/GID: `setpriv --reuid --regid --clear-groups`, so the JVM's files and sockets belong to that user.
+//   - ReadOnlyCwd: `mount --bind -o ro DIR DIR` in a private mount namespace (`unshare --mount`), so that an
+//     attacher cannot create .attach_pid<pid> in the JVM's working directory, even as root, and must fall
+//     back to /tmp.
+//
+// The mount namespaces are private (unshare's default propagation), so none of the mounts is seen by the host.
+//
+// # Signal dispositions
+//
+// HotSpot's attach mechanism is triggered by SIGQUIT, and a process that neither catches nor ignores SIGQUIT
+// dies of it; tests prove that attaching never kills what is not a JVM. Such a test proves nothing if the
+// victim ignores SIGQUIT, and a child inherits ignored dispositions across exec: a non-interactive shell
+// starts its background jobs with SIGINT and SIGQUIT ignored, and go test run from such a script passes
+// SIGINT on to everything it starts (the Go runtime reinstalls its own SIGQUIT handler, but not one for an
+// ignored SIGINT or for signals ignored with signal.Ignore). A JVM also keeps ignoring a SIGINT, SIGTERM or
+// SIGHUP that it inherited ignored (HotSpot then installs no shutdown handler for it), so it would not stop on
+// SIGTERM. So [StartJVM] and [StartProcess] run their command through `env --default-signal`,
+// which resets every signal to SIG_DFL just before the exec, and check the result in /proc/<pid>/status
+// (SigIgn; for victims also SigBlk, which env cannot clear).
+//
+// # Cleanup
+//
+// A JVM is stopped by a t.Cleanup, and by [JVM.Stop]. Processes are addressed by pidfd, never by a pid that
+// could have been recycled, and never by name: the machines are shared, and other JVMs run next to ours.
+// While the JVM runs, Stop removes the attach files that belong to it, seen through /proc/<pid>/cwd and
+// /proc/<pid>/root: trigger files for its pid made after it started, and the socket /tmp/.java_pid<nspid>
+// if the JVM holds it (its inode is in /proc/<pid>/net/unix, under the name HotSpot bound it to, which is
+// "<path>.tmp" before its rename, and among the JVM's fds). Then SIGTERM, after which HotSpot removes its
+// socket and hsperfdata file itself, and SIGKILL 2 s later. A JVM that is pid 1 of its namespace only
+// receives signals it has a handler for: with -Xrs, SIGTERM is dropped and SIGKILL does the job.
+// After the JVM is gone, Stop removes its hsperfdata file (found through the JVM's own mapping of it, and
+// removed only if the path still names the same inode), unless it was in a namespace's tmpfs, which is gone.
+// If the JVM died before Stop, Stop also removes the trigger files and the socket for its pid that appeared
+// after it started, unless another process has that pid by now. Empty hsperfdata_<user> directories stay:
+// other JVMs of the same user may be about to use them.
+//
+// If the test binary dies, the kernel kills its JVMs: their direct child has PR_SET_PDEATHSIG (SIGKILL),
+// unshare passes its own death on to java (--kill-child), and setpriv re-arms the parent-death signal that
+// its uid change clears (--pdeathsig).
+//
+// # Compatibility
+//
+// Tested on Linux 6.18 with util-linux 2.38.1 and coreutils 9.1, with Debian's OpenJDK 17.0.15 and Eclipse
+// Temurin 25.0.3. The harness needs Linux 5.3 (pidfd_open; pidfd polling), coreutils 8.31 (env
+// --default-signal), util-linux 2.33 (setpriv --pdeathsig) and 2.32 (unshare --kill-child), and a kernel
+// with CONFIG_PROC_CHILDREN (else it scans /proc for the child of unshare). JDK 9+ release files carry
+// JAVA_RUNTIME_VERSION; for older JDKs Version is JAVA_VERSION. On other platforms the package builds and
+// its process functions skip the test.
+package testutil

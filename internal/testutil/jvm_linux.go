@@ -1,0 +1,473 @@
+package testutil
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// StartJVM starts a workload on jdk, waits until it printed "ready" and returns it. The JVM starts with
+// default dispositions for every signal, whatever the test binary inherited; StartJVM fails the test if
+// SIGQUIT is nevertheless ignored. A cleanup stops the JVM (see Stop).
+func StartJVM(t testing.TB, jdk JDK, opts JVMOptions) *JVM {
+	t.Helper()
+	if opts.Main == "" {
+		opts.Main = "Sleeper"
+	}
+	privileged := opts.UID != 0 || opts.GID != 0 || opts.Namespace || opts.ReadOnlyCwd
+	if privileged {
+		MustHaveRoot(t)
+	}
+	tools := map[string]string{"env": MustHaveTool(t, "env")}
+	if opts.UID != 0 || opts.GID != 0 {
+		tools["setpriv"] = MustHaveTool(t, "setpriv")
+	}
+	if opts.Namespace || opts.ReadOnlyCwd {
+		for _, name := range []string{"unshare", "sh", "mount"} {
+			tools[name] = MustHaveTool(t, name)
+		}
+	}
+	java, err := filepath.EvalSymlinks(jdk.Bin("java"))
+	if err != nil {
+		t.Fatalf("start JVM: %v", err)
+	}
+	if opts.ClassPath == "" {
+		opts.ClassPath = Compile(t, jdk, opts.Main)
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = newRunDir(t, "jvm-*")
+		// Registered before the JVM's own cleanup, so it runs after it (cleanups run last in, first out).
+		t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	} else if dir, err = filepath.Abs(dir); err != nil {
+		t.Fatalf("start JVM: %v", err)
+	}
+	if opts.Namespace && (dir == "/tmp" || strings.HasPrefix(dir, "/tmp/")) {
+		t.Fatalf("start JVM: Dir %s is under /tmp, which the namespace hides behind its own tmpfs", dir)
+	}
+
+	j := &JVM{
+		Dir:    dir,
+		JDK:    jdk,
+		t:      t,
+		opts:   opts,
+		argv:   jvmCommand(tools, jdk, dir, opts),
+		stdout: new(output),
+		stderr: new(output),
+		ready:  make(chan struct{}),
+		done:   make(chan struct{}),
+		pidfd:  -1,
+	}
+	j.stdout.ready = j.ready
+	cmd := exec.Command(j.argv[0], j.argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = javaEnv(opts.Env)
+	cmd.Stdout = j.stdout
+	cmd.Stderr = j.stderr
+	// If the test binary dies, so does the JVM: the kernel kills our direct child (java, or unshare, which
+	// passes it on to java with --kill-child). setpriv re-arms it for java after the uid change, which clears
+	// the parent-death signal.
+	cmd.SysProcAttr = &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}
+	cmd.WaitDelay = 5 * time.Second
+	j.cmd = cmd
+
+	j.startedAt = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s", j.describe("start: %v", err))
+	}
+	track(j)
+	t.Cleanup(j.Stop)
+	go func() {
+		j.waitErr = cmd.Wait()
+		close(j.done)
+	}()
+
+	timer := time.NewTimer(readyTimeout)
+	defer timer.Stop()
+	select {
+	case <-j.ready:
+	case <-j.done:
+		t.Fatalf("%s", j.describe("exited before printing ready: %v", j.waitErr))
+	case <-timer.C:
+		_ = j.identify(java) // best effort, so that Stop can stop it gracefully and clean up after it
+		t.Fatalf("%s", j.describe("did not print ready within %v", readyTimeout))
+	}
+	if err := j.identify(java); err != nil {
+		t.Fatalf("%s", j.describe("%v", err))
+	}
+	if _, ignored, err := SigQuitState(j.PID); err != nil {
+		t.Fatalf("%s", j.describe("%v", err))
+	} else if ignored {
+		t.Fatalf("%s", j.describe("SIGQUIT is ignored: the JVM inherited SIG_IGN despite env --default-signal"))
+	}
+	return j
+}
+
+// jvmCommand returns the command line that runs java with opts, wrapped as needed:
+//
+//	[unshare ... -- sh -c 'mounts && cd DIR && exec "$@"' sh DIR] [setpriv ...] env --default-signal java ...
+//
+// env is the last wrapper so that nothing between it and java can change a disposition. The shell gets the
+// directory and the command as positional parameters, so nothing needs quoting.
+func jvmCommand(tools map[string]string, jdk JDK, dir string, opts JVMOptions) []string {
+	var argv []string
+	if opts.Namespace || opts.ReadOnlyCwd {
+		argv = append(argv, tools["unshare"])
+		if opts.Namespace {
+			// --mount-proc implies --mount; unshare makes the new mount tree private, so the tmpfs and the
+			// bind mount stay invisible to the host. --kill-child: a killed unshare takes the namespace along.
+			argv = append(argv, "--pid", "--fork", "--kill-child", "--mount-proc")
+		} else {
+			argv = append(argv, "--mount")
+		}
+		var script strings.Builder
+		if opts.Namespace {
+			script.WriteString(`mount -t tmpfs -o mode=1777 jvmkit-tmp /tmp && `)
+		}
+		if opts.ReadOnlyCwd {
+			script.WriteString(`mount --bind -o ro "$1" "$1" && `)
+		}
+		script.WriteString(`cd "$1" && shift && exec "$@"`)
+		argv = append(argv, "--", tools["sh"], "-c", script.String(), "sh", dir)
+	}
+	if opts.UID != 0 || opts.GID != 0 {
+		argv = append(argv, tools["setpriv"])
+		if opts.UID != 0 {
+			argv = append(argv, fmt.Sprintf("--reuid=%d", opts.UID))
+		}
+		if opts.GID != 0 {
+			argv = append(argv, fmt.Sprintf("--regid=%d", opts.GID))
+		}
+		argv = append(argv, "--clear-groups", "--pdeathsig=KILL")
+	}
+	// Without a signal list, env resets every signal to SIG_DFL. A child inherits SIG_IGN across exec (a
+	// non-interactive shell ignores SIGINT and SIGQUIT in its background jobs), and HotSpot keeps ignoring an
+	// inherited SIGINT, SIGTERM or SIGHUP: such a JVM would not even stop on SIGTERM.
+	argv = append(argv, tools["env"], "--default-signal", jdk.Bin("java"))
+	argv = append(argv, opts.JVMArgs...)
+	argv = append(argv, "-cp", opts.ClassPath, opts.Main)
+	return append(argv, opts.Args...)
+}
+
+// identify finds the java process (with Namespace: the child of unshare; else the started process itself,
+// once env and setpriv have exec'd into java), opens a pidfd for it and reads what Stop needs.
+func (j *JVM) identify(java string) error {
+	wrapper := j.cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	pid := wrapper
+	for {
+		if j.opts.Namespace {
+			pid = 0
+			if kids, err := childrenOf(wrapper); err == nil && len(kids) == 1 {
+				pid = kids[0]
+			}
+		}
+		if pid != 0 {
+			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == java {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("find the java process (%s) under pid %d: not found", java, wrapper)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return fmt.Errorf("pidfd_open %d: %w", pid, err)
+	}
+	// Still java after the pidfd was opened: the pidfd refers to it, not to a recycled pid.
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err != nil || exe != java {
+		unix.Close(fd)
+		return fmt.Errorf("java process %d exited during start-up", pid)
+	}
+	st, err := readStatus(pid)
+	if err != nil {
+		unix.Close(fd)
+		return err
+	}
+	j.mu.Lock()
+	j.pidfd = fd
+	j.mu.Unlock()
+	j.PID = pid
+	j.NSPID = pid
+	if n := len(st.NSpid); n > 0 {
+		j.NSPID = st.NSpid[n-1]
+	}
+	j.euid = st.Uid[1]
+
+	// The hsperfdata file is found through the JVM's own mapping of it, so that only this JVM's file is ever
+	// removed. In a namespace it lives in the private tmpfs, which disappears with the JVM.
+	if !j.opts.Namespace {
+		if maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid)); err == nil {
+			if path := parseHsperfdata(maps, j.NSPID); path != "" {
+				seen, err1 := statID(fmt.Sprintf("/proc/%d/root%s", pid, path))
+				host, err2 := statID(path)
+				if err1 == nil && err2 == nil && seen.dev == host.dev && seen.ino == host.ino {
+					j.hsperf = host
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Alive reports whether the java process still runs (it exists and is not a zombie).
+func (j *JVM) Alive() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.pidfd < 0 {
+		return false
+	}
+	exited, err := pidfdWait(j.pidfd, 0)
+	return err == nil && !exited
+}
+
+// Stop stops the JVM, as the cleanup registered by StartJVM does; it is idempotent. While the JVM runs it
+// removes the attach trigger files (.attach_pid<nspid> in its cwd and /tmp) and the attach socket
+// (/tmp/.java_pid<nspid>) that belong to it, reached through /proc/<pid>/cwd and /proc/<pid>/root. Then it
+// sends SIGTERM, which makes HotSpot remove its socket and hsperfdata file itself, and SIGKILL after 2 s.
+// After the JVM is gone, it removes its hsperfdata file if it is still there. If the JVM died before Stop,
+// it also removes the trigger files and the socket for its pid that appeared after it started, unless
+// another process has that pid by now.
+func (j *JVM) Stop() {
+	j.stopOnce.Do(func() { j.stop(j.t.Errorf) })
+}
+
+func (j *JVM) forceStop() string {
+	var problems []string
+	j.stopOnce.Do(func() {
+		j.stop(func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) })
+	})
+	return fmt.Sprintf("%s %v", j, problems)
+}
+
+func (j *JVM) stop(errorf func(format string, args ...any)) {
+	defer untrack(j)
+	alive := j.Alive()
+	if alive {
+		for _, err := range j.removeAttachFiles() {
+			errorf("stop %s: %v", j, err)
+		}
+		j.signal(unix.SIGTERM)
+		if !j.waitExit(termGrace) {
+			j.signal(unix.SIGKILL)
+			if !j.waitExit(10 * time.Second) {
+				errorf("stop %s: still running 10s after SIGKILL", j)
+			}
+		}
+	} else {
+		// Not identified yet (it did not start) or already dead: kill what is left of the wrapper.
+		_ = j.cmd.Process.Kill()
+	}
+	// unshare exits as soon as its child has; a plain java is the process waited for.
+	select {
+	case <-j.done:
+	case <-time.After(10 * time.Second):
+		_ = j.cmd.Process.Kill()
+		select {
+		case <-j.done:
+		case <-time.After(10 * time.Second):
+			errorf("stop %s: pid %d not reaped", j, j.cmd.Process.Pid)
+		}
+	}
+	j.mu.Lock()
+	if j.pidfd >= 0 {
+		unix.Close(j.pidfd)
+		j.pidfd = -1
+	}
+	j.mu.Unlock()
+	if j.PID != 0 {
+		for _, err := range j.removeLeftovers(!alive) {
+			errorf("stop %s: %v", j, err)
+		}
+	}
+}
+
+func (j *JVM) signal(sig unix.Signal) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.pidfd >= 0 {
+		_ = unix.PidfdSendSignal(j.pidfd, sig, nil, 0)
+	}
+}
+
+func (j *JVM) waitExit(d time.Duration) bool {
+	j.mu.Lock()
+	fd := j.pidfd
+	j.mu.Unlock()
+	if fd < 0 {
+		return true
+	}
+	exited, err := pidfdWait(fd, d)
+	return err != nil || exited
+}
+
+// removeAttachFiles removes, while the JVM runs, the attach files that provably belong to it.
+func (j *JVM) removeAttachFiles() []error {
+	var errs []error
+	proc := fmt.Sprintf("/proc/%d", j.PID)
+	trigger := fmt.Sprintf(".attach_pid%d", j.NSPID)
+
+	// A trigger for this nspid, newer than the JVM, in the JVM's own cwd or /tmp, was made for this JVM.
+	err := j.removeIfNewer(filepath.Join(proc, "cwd", trigger), unix.S_IFREG, -1)
+	if errors.Is(err, unix.EROFS) {
+		// ReadOnlyCwd: the JVM's view of its cwd is read-only; the host's view of the same directory is not.
+		err = j.removeIfNewer(filepath.Join(j.Dir, trigger), unix.S_IFREG, -1)
+	}
+	errs = appendErr(errs, err)
+	errs = appendErr(errs, j.removeIfNewer(filepath.Join(proc, "root", "tmp", trigger), unix.S_IFREG, -1))
+
+	// The socket is the JVM's if the JVM holds it open.
+	socket := fmt.Sprintf("/tmp/.java_pid%d", j.NSPID)
+	if owned, err := holdsSocket(j.PID, socket); err != nil {
+		errs = append(errs, err)
+	} else if owned {
+		if err := os.Remove(filepath.Join(proc, "root", socket)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// removeLeftovers removes, after the JVM is gone, what it left behind: its hsperfdata file (SIGKILL, or -Xrs
+// and SIGTERM, skip HotSpot's cleanup) and, when it died before Stop (so that removeAttachFiles could not
+// check what it held), the attach files for its pid that appeared after it started.
+func (j *JVM) removeLeftovers(diedOnItsOwn bool) []error {
+	var errs []error
+	if j.hsperf.path != "" {
+		if id, err := statID(j.hsperf.path); err == nil && id == j.hsperf {
+			errs = appendErr(errs, os.Remove(j.hsperf.path))
+		}
+	}
+	if !diedOnItsOwn {
+		return errs
+	}
+	errs = appendErr(errs, j.removeIfNewer(filepath.Join(j.Dir, fmt.Sprintf(".attach_pid%d", j.NSPID)), unix.S_IFREG, -1))
+	if j.opts.Namespace {
+		return errs // its /tmp was a tmpfs that is gone
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", j.PID)); err == nil {
+		return errs // the pid is in use again: whatever is there may be the new process's
+	}
+	errs = appendErr(errs, j.removeIfNewer(fmt.Sprintf("/tmp/.attach_pid%d", j.PID), unix.S_IFREG, -1))
+	errs = appendErr(errs, j.removeIfNewer(fmt.Sprintf("/tmp/.java_pid%d", j.PID), unix.S_IFSOCK, j.euid))
+	return errs
+}
+
+// removeIfNewer removes path if it is of the given kind (unix.S_IFREG, unix.S_IFSOCK), was modified after the
+// JVM started and, when uid >= 0, is owned by uid. A missing file is no error.
+func (j *JVM) removeIfNewer(path string, kind uint32, uid int) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
+			return nil
+		}
+		return &fs.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != kind {
+		return nil
+	}
+	// A second of slack: file times come from a coarse clock that lags time.Now.
+	if time.Unix(st.Mtim.Unix()).Before(j.startedAt.Add(-time.Second)) {
+		return nil
+	}
+	if uid >= 0 && int(st.Uid) != uid {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func appendErr(errs []error, err error) []error {
+	if err != nil {
+		return append(errs, err)
+	}
+	return errs
+}
+
+// StartProcess starts a non-Java victim, such as StartProcess(t, "sleep", "1000"), with every signal at its
+// default disposition, and fails the test if SIGQUIT is ignored or blocked anyway. Tests use it to prove that
+// attaching never signals a process that is not a JVM: with the default disposition SIGQUIT would kill it.
+// A cleanup kills it.
+func StartProcess(t testing.TB, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	path := MustHaveTool(t, name)
+	envPath := MustHaveTool(t, "env")
+	env, err := filepath.EvalSymlinks(envPath)
+	if err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	cmd := exec.Command(envPath, append([]string{"--default-signal", path}, args...)...)
+	// Its own directory: a victim killed by SIGQUIT may dump core into its cwd.
+	cmd.Dir = newRunDir(t, "proc-*")
+	cmd.SysProcAttr = &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	v := &victim{cmd: cmd}
+	track(v)
+	t.Cleanup(func() {
+		if problem := v.stop(); problem != "" {
+			t.Errorf("%s", problem)
+		}
+	})
+
+	pid := cmd.Process.Pid
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil {
+			t.Fatalf("start %s: %v", name, err)
+		}
+		if exe != env {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("start %s: env did not exec it within 10s", name)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	st, err := readStatus(pid)
+	if err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	if quit := sigBit(int(unix.SIGQUIT)); st.SigIgn&quit != 0 || st.SigBlk&quit != 0 {
+		t.Fatalf("start %s: SIGQUIT is ignored or blocked (SigIgn %016x, SigBlk %016x): a test with this victim "+
+			"would prove nothing", name, st.SigIgn, st.SigBlk)
+	}
+	return cmd
+}
+
+type victim struct {
+	cmd     *exec.Cmd
+	once    sync.Once
+	problem string
+}
+
+func (v *victim) stop() string {
+	v.once.Do(func() {
+		defer untrack(v)
+		_ = v.cmd.Process.Kill() // by pidfd: never hits a recycled pid
+		var exitErr *exec.ExitError
+		if err := v.cmd.Wait(); err != nil && !errors.As(err, &exitErr) {
+			v.problem = fmt.Sprintf("stop %s: %v", v.cmd, err)
+		}
+	})
+	return v.problem
+}
+
+func (v *victim) forceStop() string {
+	return fmt.Sprintf("process %d (%s) %s", v.cmd.Process.Pid, v.cmd, v.stop())
+}

@@ -1,0 +1,225 @@
+package testutil
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func readTestdata(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestParseRelease(t *testing.T) {
+	tests := []struct {
+		file    string
+		feature int
+		version string
+	}{
+		{"release-17-debian", 17, "17.0.15+6-Debian-1deb12u1"},
+		{"release-25-temurin", 25, "25.0.3+9-LTS"},
+	}
+	for _, tt := range tests {
+		feature, version, err := parseRelease(readTestdata(t, tt.file))
+		if err != nil || feature != tt.feature || version != tt.version {
+			t.Errorf("parseRelease(%s) = %d, %q, %v; want %d, %q", tt.file, feature, version, err, tt.feature, tt.version)
+		}
+	}
+	// JDK 8 builds write no JAVA_RUNTIME_VERSION.
+	feature, version, err := parseRelease([]byte("JAVA_VERSION=\"1.8.0_452\"\nOS_NAME=\"Linux\"\n"))
+	if err != nil || feature != 8 || version != "1.8.0_452" {
+		t.Errorf("parseRelease(JDK 8) = %d, %q, %v", feature, version, err)
+	}
+	for _, bad := range []string{"", "IMPLEMENTOR=\"x\"\n", "JAVA_VERSION=\"\"\n", "JAVA_VERSION=\"abc\"\n"} {
+		if _, _, err := parseRelease([]byte(bad)); err == nil {
+			t.Errorf("parseRelease(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestParseJavaVersion(t *testing.T) {
+	tests := []struct {
+		name, out string
+		feature   int
+		version   string
+	}{
+		{"17 Debian", string(readTestdata(t, "java-version-17-debian.txt")), 17, "17.0.15+6-Debian-1deb12u1"},
+		{"25 Temurin", string(readTestdata(t, "java-version-25-temurin.txt")), 25, "25.0.3+9-LTS"},
+		{"8", "openjdk version \"1.8.0_452\"\nOpenJDK Runtime Environment (build 1.8.0_452-b09)\n" +
+			"OpenJDK 64-Bit Server VM (build 25.452-b09, mixed mode)\n", 8, "1.8.0_452-b09"},
+		{"picked up", "Picked up JAVA_TOOL_OPTIONS: -Dx=(build 1)\nopenjdk version \"21\" 2023-09-19\n" +
+			"OpenJDK Runtime Environment (build 21+35)\n", 21, "21+35"},
+		{"no build line", "java version \"11.0.2\"\n", 11, "11.0.2"},
+	}
+	for _, tt := range tests {
+		feature, version, err := parseJavaVersion([]byte(tt.out))
+		if err != nil || feature != tt.feature || version != tt.version {
+			t.Errorf("%s: parseJavaVersion = %d, %q, %v; want %d, %q", tt.name, feature, version, err, tt.feature, tt.version)
+		}
+	}
+	if _, _, err := parseJavaVersion([]byte("Error: could not find libjava.so\n")); err == nil {
+		t.Error("parseJavaVersion(error output) succeeded")
+	}
+}
+
+func TestFeatureOf(t *testing.T) {
+	good := map[string]int{"17.0.15": 17, "17": 17, "17-ea": 17, "25+36": 25, "1.8.0_452": 8, "1.7.0": 7, "9": 9, "21.0.1.0.1": 21}
+	for v, want := range good {
+		if got, err := featureOf(v); err != nil || got != want {
+			t.Errorf("featureOf(%q) = %d, %v; want %d", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"", "abc", "0", "-17", " 17", "99999999999999999999", "1001"} {
+		if got, err := featureOf(v); err == nil {
+			t.Errorf("featureOf(%q) = %d, want an error", v, got)
+		}
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	st, err := parseStatus(readTestdata(t, "status-namespaced-nobody.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := procStatus{
+		State:  'S',
+		PPid:   19923,
+		NSpid:  []int{19925, 1},
+		Uid:    [4]int{65534, 65534, 65534, 65534},
+		Gid:    [4]int{65534, 65534, 65534, 65534},
+		Groups: []int{},
+		SigIgn: sigBit(2) | sigBit(3), // SIGINT, SIGQUIT
+	}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("parseStatus mismatch (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"SigIgn:\tzz\n", "Uid:\t1 2 3\n", "NSpid:\tx\n", "State:\n"} {
+		if _, err := parseStatus([]byte(bad)); err == nil {
+			t.Errorf("parseStatus(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	line := "19925 (a) b (c)) S 19923 19920 2797 0 -1 4194560 286 0 0 0 0 0 0 0 20 0 1 0 76302 2990080 389 0\n"
+	state, start, err := parseStat([]byte(line))
+	if err != nil || state != 'S' || start != 76302 {
+		t.Errorf("parseStat = %c, %d, %v; want S, 76302", state, start, err)
+	}
+	for _, bad := range []string{"", "1 (x", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 x"} {
+		if _, _, err := parseStat([]byte(bad)); err == nil {
+			t.Errorf("parseStat(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestParseUnixSockets(t *testing.T) {
+	data := []byte("Num       RefCount Protocol Flags    Type St Inode Path\n" +
+		"0000000000000000: 00000002 00000000 00010000 0001 01 41623 /tmp/.java_pid2304\n" +
+		"0000000000000000: 00000002 00000000 00010000 0001 01 41624 /tmp/.java_pid23041\n" +
+		"0000000000000000: 00000003 00000000 00000000 0001 03 41625\n" +
+		"0000000000000000: 00000002 00000000 00010000 0001 01 41626 /tmp/.java_pid2304\n" +
+		"0000000000000000: 00000002 00000000 00010000 0001 01 41627 /tmp/with space\n")
+	if diff := cmp.Diff([]uint64{41623, 41626}, parseUnixSockets(data, "/tmp/.java_pid2304")); diff != "" {
+		t.Errorf("parseUnixSockets mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]uint64{41627}, parseUnixSockets(data, "/tmp/with space")); diff != "" {
+		t.Errorf("parseUnixSockets mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseHsperfdata(t *testing.T) {
+	maps := []byte("7f0000000000-7f0000008000 rw-s 00000000 00:1f 1234 /tmp/hsperfdata_root/42\n" +
+		"7f0000010000-7f0000018000 r-xp 00000000 08:01 99 /usr/lib/jvm/java-17/lib/server/libjvm.so\n")
+	if got := parseHsperfdata(maps, 42); got != "/tmp/hsperfdata_root/42" {
+		t.Errorf("parseHsperfdata = %q", got)
+	}
+	if got := parseHsperfdata(maps, 4); got != "" {
+		t.Errorf("parseHsperfdata(nspid 4) = %q, want none", got)
+	}
+}
+
+func TestDiscoverJDKs(t *testing.T) {
+	dir := t.TempDir()
+	fakeJDK := func(name, release string, tools ...string) string {
+		home := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Join(home, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools {
+			if err := os.WriteFile(filepath.Join(home, "bin", tool), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(home, "release"), []byte(release), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return home
+	}
+	jvm := filepath.Join(dir, "jvm")
+	if err := os.Mkdir(jvm, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fakeJDK("jvm/java-21", `JAVA_VERSION="21.0.1"`, "java", "javac")
+	fakeJDK("jvm/java-17", "JAVA_VERSION=\"17.0.2\"\nJAVA_RUNTIME_VERSION=\"17.0.2+8\"\n", "java", "javac", "jcmd")
+	fakeJDK("jvm/jre-11", `JAVA_VERSION="11.0.2"`, "java") // a JRE: no javac
+	if err := os.Symlink("java-17", filepath.Join(jvm, "java-1.17.0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(jvm, ".java-1.17.0.jinfo"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	extra := fakeJDK("elsewhere-8", `JAVA_VERSION="1.8.0_452"`, "java", "javac")
+
+	d := discoverJDKs(jvm, []string{extra, filepath.Join(jvm, "java-17"), filepath.Join(dir, "missing")})
+	want := []JDK{
+		{Home: extra, Feature: 8, Version: "1.8.0_452"},
+		{Home: filepath.Join(jvm, "java-17"), Feature: 17, Version: "17.0.2+8"},
+		{Home: filepath.Join(jvm, "java-21"), Feature: 21, Version: "21.0.1"},
+	}
+	if diff := cmp.Diff(want, d.jdks); diff != "" {
+		t.Errorf("discoverJDKs mismatch (-want +got):\n%s", diff)
+	}
+	if len(d.errs) != 1 {
+		t.Errorf("discoverJDKs errors = %v, want one for the missing explicit home", d.errs)
+	}
+}
+
+func FuzzParseRelease(f *testing.F) {
+	f.Add(readTestdata(f, "release-17-debian"))
+	f.Add(readTestdata(f, "release-25-temurin"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if feature, _, err := parseRelease(data); err == nil && feature <= 0 {
+			t.Errorf("parseRelease accepted feature %d", feature)
+		}
+	})
+}
+
+func FuzzParseJavaVersion(f *testing.F) {
+	f.Add(readTestdata(f, "java-version-17-debian.txt"))
+	f.Add(readTestdata(f, "java-version-25-temurin.txt"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if feature, _, err := parseJavaVersion(data); err == nil && feature <= 0 {
+			t.Errorf("parseJavaVersion accepted feature %d", feature)
+		}
+	})
+}
+
+func FuzzParseProc(f *testing.F) {
+	f.Add(readTestdata(f, "status-namespaced-nobody.txt"))
+	f.Add([]byte("19925 (a) b (c)) S 19923 19920 2797 0 -1 4194560 286 0 0 0 0 0 0 0 20 0 1 0 76302 2990080\n"))
+	f.Add([]byte("0000000000000000: 00000002 00000000 00010000 0001 01 41623 /tmp/.java_pid2304\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = parseStatus(data)
+		_, _, _ = parseStat(data)
+		_ = parseUnixSockets(data, "/tmp/.java_pid2304")
+		_ = parseHsperfdata(data, 1)
+	})
+}

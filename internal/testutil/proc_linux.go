@@ -1,0 +1,142 @@
+package testutil
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// SigQuitState reports whether process pid catches or ignores SIGQUIT, from SigCgt and SigIgn in
+// /proc/<pid>/status. A JVM catches it unless it runs with -Xrs; a process that neither catches nor ignores
+// it (nor blocks it) is killed by it.
+func SigQuitState(pid int) (caught, ignored bool, err error) {
+	st, err := readStatus(pid)
+	if err != nil {
+		return false, false, err
+	}
+	quit := sigBit(int(unix.SIGQUIT))
+	return st.SigCgt&quit != 0, st.SigIgn&quit != 0, nil
+}
+
+func readStatus(pid int) (procStatus, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return procStatus{}, fmt.Errorf("read status of %d: %w", pid, err)
+	}
+	st, err := parseStatus(data)
+	if err != nil {
+		return procStatus{}, fmt.Errorf("read status of %d: %w", pid, err)
+	}
+	return st, nil
+}
+
+// processStartTime returns when pid started, in clock ticks after boot: with the pid, it identifies a process.
+func processStartTime(pid int) (uint64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	_, start, err := parseStat(data)
+	return start, err
+}
+
+func processGone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH)
+}
+
+// childrenOf returns the children of a single-threaded process. /proc/<pid>/task/<pid>/children needs
+// CONFIG_PROC_CHILDREN (part of CONFIG_CHECKPOINT_RESTORE); without it, every process's PPid is read.
+func childrenOf(pid int) ([]int, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err == nil {
+		return parseInts(string(data))
+	}
+	if _, statErr := os.Stat(fmt.Sprintf("/proc/%d", pid)); statErr != nil {
+		return nil, fmt.Errorf("children of %d: %w", pid, statErr)
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("children of %d: %w", pid, err)
+	}
+	var kids []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := readStatus(p); err == nil && st.PPid == pid {
+			kids = append(kids, p)
+		}
+	}
+	return kids, nil
+}
+
+// holdsSocket reports whether process pid has a unix socket open that was bound to path (as the process sees
+// paths). HotSpot binds its attach socket to "<path>.tmp" and renames it, and /proc/<pid>/net/unix keeps
+// the name given to bind, so both names are looked for.
+func holdsSocket(pid int, path string) (bool, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/unix", pid))
+	if err != nil {
+		if processGone(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("list unix sockets of %d: %w", pid, err)
+	}
+	want := make(map[string]bool)
+	for _, p := range []string{path, path + ".tmp"} {
+		for _, ino := range parseUnixSockets(data, p) {
+			want[fmt.Sprintf("socket:[%d]", ino)] = true
+		}
+	}
+	if len(want) == 0 {
+		return false, nil
+	}
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(fdDir)
+	if err != nil {
+		if processGone(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("list fds of %d: %w", pid, err)
+	}
+	for _, fd := range fds {
+		if link, err := os.Readlink(fdDir + "/" + fd.Name()); err == nil && want[link] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func statID(path string) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return fileID{}, &fs.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	return fileID{path: path, dev: st.Dev, ino: st.Ino}, nil
+}
+
+// pidfdWait waits up to d for the process behind a pidfd to exit; a pidfd polls readable once it has (for a
+// thread-group leader: once every thread has, so a zombie counts as exited).
+func pidfdWait(fd int, d time.Duration) (exited bool, err error) {
+	deadline := time.Now().Add(d)
+	for {
+		ms := int(time.Until(deadline).Milliseconds())
+		if ms < 0 {
+			ms = 0
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, ms)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("poll pidfd: %w", err)
+		}
+		return n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0, nil
+	}
+}
