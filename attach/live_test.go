@@ -578,3 +578,53 @@ func TestDialAsOwner(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// slowWriter takes its time over the first write, like a pipe to a stalled consumer.
+type slowWriter struct {
+	delay time.Duration
+	n     int
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	if w.n == 0 {
+		time.Sleep(w.delay)
+	}
+	w.n += len(p)
+	return len(p), nil
+}
+
+// TestSlowConsumerDoesNotStall: JDK 25 writes a streamed thread dump into the socket from a
+// safepoint; a client that stops reading would freeze the JVM (3 s measured with a naive client).
+// Ours drains the socket whatever its consumer does, even with streaming on.
+func TestSlowConsumerDoesNotStall(t *testing.T) {
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		cp := testutil.CompileFiles(t, jdk, "testdata/Ticker.java")
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Ticker", ClassPath: cp, Args: []string{"2000"}})
+		for _, streaming := range []bool{false, true} {
+			seen := len(j.Stdout())
+			vm := dial(t, j.PID, &attach.Options{Streaming: streaming})
+			w := &slowWriter{delay: 2 * time.Second}
+			if err := vm.ExecuteTo(context.Background(), w, "threaddump"); err != nil {
+				t.Fatal(err)
+			}
+			if w.n < 500_000 {
+				t.Errorf("thread dump of %d bytes; the test needs a large one", w.n)
+			}
+			time.Sleep(200 * time.Millisecond)
+			// A stalled reader would freeze the JVM for the whole 2 s delay; producing the dump of
+			// 2000 threads at a safepoint takes ~150 ms by itself on this machine when streamed.
+			worst := 0
+			for _, line := range strings.Split(j.Stdout()[seen:], "\n") {
+				if v, ok := strings.CutPrefix(line, "stall "); ok {
+					if n, _ := strconv.Atoi(v); n > worst {
+						worst = n
+					}
+				}
+			}
+			t.Logf("streaming=%t: %d-byte dump, worst application stall beyond 100 ms: %d ms", streaming, w.n, worst)
+			if worst >= 1000 {
+				t.Errorf("streaming=%t: the JVM stalled %d ms while the consumer was slow", streaming, worst)
+			}
+		}
+	})
+}

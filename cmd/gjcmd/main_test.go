@@ -375,3 +375,91 @@ func TestLoadCLI(t *testing.T) {
 		}
 	})
 }
+
+// TestDiscoveryWithoutPerfData: a JVM without hsperfdata is still found (by its libjvm.so mapping),
+// listed with its main class from the command line, and attachable.
+func TestDiscoveryWithoutPerfData(t *testing.T) {
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-XX:-UsePerfData"}})
+	pid := strconv.Itoa(j.PID)
+	if !regexp.MustCompile(`(?m)^` + pid + ` Sleeper$`).MatchString(gjcmd(t, "-l").stdout) {
+		t.Errorf("-l misses the -XX:-UsePerfData JVM %s", pid)
+	}
+	if r := gjcmd(t, pid, "VM.version"); r.code != 0 {
+		t.Errorf("VM.version: exit %d %s", r.code, r.stderr)
+	}
+	r := gjcmd(t, pid, "PerfCounter.print")
+	if r.code != 1 || !strings.Contains(r.stderr, "UsePerfData") {
+		t.Errorf("PerfCounter.print without hsperfdata: exit %d %q", r.code, r.stderr)
+	}
+}
+
+// TestOpenJ9Refused: a process mapping OpenJ9's VM library is recognised and refused without a
+// signal. No OpenJ9 is packaged for our machines, so a plain process preloads a library of that name.
+func TestOpenJ9Refused(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libj9vm29.so")
+	src, err := filepath.Glob("/lib/x86_64-linux-gnu/libutil.so.1")
+	if err != nil || len(src) == 0 {
+		testutil.Skipf(t, "no small shared library to stand in for libj9vm29.so")
+	}
+	b, err := os.ReadFile(src[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lib, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("env", "--default-signal=QUIT", "LD_PRELOAD="+lib, "sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pid := strconv.Itoa(cmd.Process.Pid)
+	for range 100 { // until the loader has mapped it
+		if m, _ := os.ReadFile("/proc/" + pid + "/maps"); strings.Contains(string(m), "libj9vm29.so") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r := gjcmd(t, pid, "VM.version")
+	if r.code != 3 || !strings.Contains(r.stderr, "OpenJ9") {
+		t.Errorf("OpenJ9: exit %d %q", r.code, r.stderr)
+	}
+	if err := cmd.Process.Signal(unix.Signal(0)); err != nil {
+		t.Error("the process died")
+	}
+}
+
+// TestInterrupt: SIGINT while waiting for a listener that never comes exits 130 and removes the
+// trigger file.
+func TestInterrupt(t *testing.T) {
+	jdk := testutil.JDK17(t)
+	// No hsperfdata, so the disabled attach mechanism cannot be seen up front: gjcmd has to wait.
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-XX:-UsePerfData", "-XX:+DisableAttachMechanism"}})
+	cmd := exec.Command(gjcmdBin, strconv.Itoa(j.PID), "VM.version")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	trigger := filepath.Join(fmt.Sprintf("/proc/%d/cwd", j.PID), ".attach_pid"+strconv.Itoa(j.NSPID))
+	for range 200 {
+		if _, err := os.Lstat(trigger); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("interrupted gjcmd: %v %s", err, stderr.String())
+	}
+	if _, err := os.Lstat(trigger); err == nil {
+		t.Error("trigger file left behind after SIGINT")
+	}
+	if !j.Alive() {
+		t.Error("JVM died")
+	}
+}
