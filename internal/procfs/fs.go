@@ -61,6 +61,31 @@ func (fs FS) StartTime(pid int) (uint64, error) {
 	return ParseStatStartTime(b)
 }
 
+// Children returns the children of pid, reliably only for a single-threaded process: it reads
+// /proc/<pid>/task/<pid>/children, which lists the children of the main thread alone and exists only
+// with CONFIG_PROC_CHILDREN (part of CONFIG_CHECKPOINT_RESTORE). Without it, the PPid of every process
+// is read.
+func (fs FS) Children(pid int) ([]int, error) {
+	b, err := os.ReadFile(fs.Path(pid, "task", strconv.Itoa(pid), "children"))
+	if err == nil {
+		return ParseChildren(b)
+	}
+	if _, err := os.Stat(fs.Path(pid)); err != nil {
+		return nil, err
+	}
+	pids, err := fs.Pids()
+	if err != nil {
+		return nil, err
+	}
+	var kids []int
+	for _, p := range pids {
+		if st, err := fs.Status(p); err == nil && st.PPID == pid {
+			kids = append(kids, p)
+		}
+	}
+	return kids, nil
+}
+
 // Pids lists the processes (not threads) visible in the proc mount.
 func (fs FS) Pids() ([]int, error) {
 	d, err := os.Open(fs.root)

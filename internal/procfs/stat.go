@@ -16,22 +16,43 @@ func ParseCmdline(b []byte) []string {
 	return strings.Split(string(b), "\x00")
 }
 
-// ParseStatStartTime returns field 22 (starttime, clock ticks since boot) of /proc/<pid>/stat. The
-// command name in field 2 may contain spaces and parentheses, so fields are counted after the last ')'.
-func ParseStatStartTime(b []byte) (uint64, error) {
+// ParseStat returns the state letter (field 3, as in [Status.State]) and the start time (field 22,
+// clock ticks since boot) of /proc/<pid>/stat. The command name in field 2 may contain spaces and
+// parentheses, so fields are counted after the last ')'.
+func ParseStat(b []byte) (state byte, start uint64, err error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("%w: stat has no command name", ErrMalformed)
+		return 0, 0, fmt.Errorf("%w: stat has no command name", ErrMalformed)
 	}
 	fields := bytes.Fields(b[i+1:])
 	// fields[0] is field 3 (state); starttime is field 22.
 	const idx = 22 - 3
 	if len(fields) <= idx {
-		return 0, fmt.Errorf("%w: stat has %d fields", ErrMalformed, len(fields)+2)
+		return 0, 0, fmt.Errorf("%w: stat has %d fields", ErrMalformed, len(fields)+2)
 	}
-	v, err := strconv.ParseUint(string(fields[idx]), 10, 64)
+	if len(fields[0]) != 1 {
+		return 0, 0, fmt.Errorf("%w: stat state %q", ErrMalformed, fields[0])
+	}
+	start, err = strconv.ParseUint(string(fields[idx]), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: stat starttime: %w", ErrMalformed, err)
+		return 0, 0, fmt.Errorf("%w: stat starttime: %w", ErrMalformed, err)
 	}
-	return v, nil
+	return fields[0][0], start, nil
+}
+
+// ParseStatStartTime returns the start time from /proc/<pid>/stat (see [ParseStat]): with the pid it
+// identifies a process across pid reuse.
+func ParseStatStartTime(b []byte) (uint64, error) {
+	_, start, err := ParseStat(b)
+	return start, err
+}
+
+// ParseChildren parses /proc/<pid>/task/<tid>/children: the pids of the children of that thread,
+// separated by spaces.
+func ParseChildren(b []byte) ([]int, error) {
+	pids, err := parseInts(b, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: children: %w", ErrMalformed, err)
+	}
+	return pids, nil
 }

@@ -17,9 +17,11 @@ type Status struct {
 	NSpid []int
 	// UID and GID hold real, effective, saved and filesystem ids.
 	UID, GID [4]int
-	SigBlk   uint64
-	SigIgn   uint64
-	SigCgt   uint64
+	// Groups lists the supplementary group ids (empty, not nil, when the line is empty).
+	Groups []int
+	SigBlk uint64 // blocked by the thread whose status this is (the main thread for /proc/<pid>)
+	SigIgn uint64
+	SigCgt uint64
 	// hasSig records whether the Sig* lines were present (they always are on Linux).
 	hasSig bool
 }
@@ -63,6 +65,8 @@ func ParseStatus(b []byte) (Status, error) {
 			err = parseIDs(v, &s.UID)
 		case "Gid":
 			err = parseIDs(v, &s.GID)
+		case "Groups":
+			s.Groups, err = parseInts(v, 0)
 		case "SigBlk":
 			s.SigBlk, err = strconv.ParseUint(string(v), 16, 64)
 		case "SigIgn":
@@ -100,13 +104,15 @@ func parseInts(v []byte, max int) ([]int, error) {
 	return out, nil
 }
 
+// parseIDs reads the four ids of a Uid or Gid line. Fewer are malformed rather than zero-filled: a
+// missing effective id would otherwise read as root.
 func parseIDs(v []byte, dst *[4]int) error {
-	ids, err := parseInts(v, 4)
+	ids, err := parseInts(v, len(dst))
 	if err != nil {
 		return err
 	}
-	if len(ids) == 0 {
-		return errors.New("no ids")
+	if len(ids) != len(dst) {
+		return fmt.Errorf("want %d ids, got %d", len(dst), len(ids))
 	}
 	copy(dst[:], ids)
 	return nil
@@ -126,6 +132,9 @@ func (s Status) Catches(sig int) bool { return sig > 0 && sig <= 64 && s.SigCgt&
 
 // Ignores reports whether the process ignores signal sig.
 func (s Status) Ignores(sig int) bool { return sig > 0 && sig <= 64 && s.SigIgn&(1<<(sig-1)) != 0 }
+
+// Blocks reports whether the thread whose status this is blocks signal sig (see SigBlk).
+func (s Status) Blocks(sig int) bool { return sig > 0 && sig <= 64 && s.SigBlk&(1<<(sig-1)) != 0 }
 
 // Stopped reports whether the process is stopped by a signal or a tracer (it cannot run until resumed).
 func (s Status) Stopped() bool { return s.State == 'T' || s.State == 't' }

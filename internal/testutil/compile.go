@@ -133,7 +133,7 @@ func compile(root string, jdk JDK, files []string, name string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp) // only left when something failed: renamed away on success
+	defer func() { _ = os.RemoveAll(tmp) }() // only left when something failed: renamed away on success
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
 // StartJVM starts a workload on jdk, waits until it printed "ready" and returns it. The JVM starts with
@@ -167,7 +169,8 @@ func (j *JVM) identify(java string) error {
 	for {
 		if j.opts.Namespace {
 			pid = 0
-			if kids, err := childrenOf(wrapper); err == nil && len(kids) == 1 {
+			// unshare is single-threaded, so the children of its main thread are all of its children.
+			if kids, err := procfs.Default.Children(wrapper); err == nil && len(kids) == 1 {
 				pid = kids[0]
 			}
 		}
@@ -199,11 +202,8 @@ func (j *JVM) identify(java string) error {
 	j.pidfd = fd
 	j.mu.Unlock()
 	j.PID = pid
-	j.NSPID = pid
-	if n := len(st.NSpid); n > 0 {
-		j.NSPID = st.NSpid[n-1]
-	}
-	j.euid = st.Uid[1]
+	j.NSPID = st.NSPID()
+	j.euid = st.EUID()
 
 	// The hsperfdata file is found through the JVM's own mapping of it, so that only this JVM's file is ever
 	// removed. In a namespace it lives in the private tmpfs, which disappears with the JVM.
@@ -443,7 +443,7 @@ func StartProcess(t testing.TB, name string, args ...string) *exec.Cmd {
 	if err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
-	if quit := sigBit(int(unix.SIGQUIT)); st.SigIgn&quit != 0 || st.SigBlk&quit != 0 {
+	if quit := int(unix.SIGQUIT); st.Ignores(quit) || st.Blocks(quit) {
 		t.Fatalf("start %s: SIGQUIT is ignored or blocked (SigIgn %016x, SigBlk %016x): a test with this victim "+
 			"would prove nothing", name, st.SigIgn, st.SigBlk)
 	}

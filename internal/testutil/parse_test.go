@@ -83,43 +83,6 @@ func TestFeatureOf(t *testing.T) {
 	}
 }
 
-func TestParseStatus(t *testing.T) {
-	st, err := parseStatus(readTestdata(t, "status-namespaced-nobody.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := procStatus{
-		State:  'S',
-		PPid:   19923,
-		NSpid:  []int{19925, 1},
-		Uid:    [4]int{65534, 65534, 65534, 65534},
-		Gid:    [4]int{65534, 65534, 65534, 65534},
-		Groups: []int{},
-		SigIgn: sigBit(2) | sigBit(3), // SIGINT, SIGQUIT
-	}
-	if diff := cmp.Diff(want, st); diff != "" {
-		t.Errorf("parseStatus mismatch (-want +got):\n%s", diff)
-	}
-	for _, bad := range []string{"SigIgn:\tzz\n", "Uid:\t1 2 3\n", "NSpid:\tx\n", "State:\n"} {
-		if _, err := parseStatus([]byte(bad)); err == nil {
-			t.Errorf("parseStatus(%q) succeeded", bad)
-		}
-	}
-}
-
-func TestParseStat(t *testing.T) {
-	line := "19925 (a) b (c)) S 19923 19920 2797 0 -1 4194560 286 0 0 0 0 0 0 0 20 0 1 0 76302 2990080 389 0\n"
-	state, start, err := parseStat([]byte(line))
-	if err != nil || state != 'S' || start != 76302 {
-		t.Errorf("parseStat = %c, %d, %v; want S, 76302", state, start, err)
-	}
-	for _, bad := range []string{"", "1 (x", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 x"} {
-		if _, _, err := parseStat([]byte(bad)); err == nil {
-			t.Errorf("parseStat(%q) succeeded", bad)
-		}
-	}
-}
-
 func TestParseUnixSockets(t *testing.T) {
 	data := []byte("Num       RefCount Protocol Flags    Type St Inode Path\n" +
 		"0000000000000000: 00000002 00000000 00010000 0001 01 41623 /tmp/.java_pid2304\n" +
@@ -212,13 +175,12 @@ func FuzzParseJavaVersion(f *testing.F) {
 	})
 }
 
+// FuzzParseProc covers the parsers of /proc files that internal/procfs has no counterpart for; status and
+// stat are fuzzed there.
 func FuzzParseProc(f *testing.F) {
-	f.Add(readTestdata(f, "status-namespaced-nobody.txt"))
-	f.Add([]byte("19925 (a) b (c)) S 19923 19920 2797 0 -1 4194560 286 0 0 0 0 0 0 0 20 0 1 0 76302 2990080\n"))
 	f.Add([]byte("0000000000000000: 00000002 00000000 00010000 0001 01 41623 /tmp/.java_pid2304\n"))
+	f.Add([]byte("7f0000000000-7f0000008000 rw-s 00000000 00:1f 1234 /tmp/hsperfdata_root/1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = parseStatus(data)
-		_, _, _ = parseStat(data)
 		_ = parseUnixSockets(data, "/tmp/.java_pid2304")
 		_ = parseHsperfdata(data, 1)
 	})

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
 // SigQuitState reports whether process pid catches or ignores SIGQUIT, from SigCgt and SigIgn in
@@ -19,61 +20,24 @@ func SigQuitState(pid int) (caught, ignored bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
-	quit := sigBit(int(unix.SIGQUIT))
-	return st.SigCgt&quit != 0, st.SigIgn&quit != 0, nil
+	return st.Catches(int(unix.SIGQUIT)), st.Ignores(int(unix.SIGQUIT)), nil
 }
 
-func readStatus(pid int) (procStatus, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+func readStatus(pid int) (procfs.Status, error) {
+	st, err := procfs.Default.Status(pid)
 	if err != nil {
-		return procStatus{}, fmt.Errorf("read status of %d: %w", pid, err)
-	}
-	st, err := parseStatus(data)
-	if err != nil {
-		return procStatus{}, fmt.Errorf("read status of %d: %w", pid, err)
+		return procfs.Status{}, fmt.Errorf("read status of %d: %w", pid, err)
 	}
 	return st, nil
 }
 
 // processStartTime returns when pid started, in clock ticks after boot: with the pid, it identifies a process.
 func processStartTime(pid int) (uint64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	_, start, err := parseStat(data)
-	return start, err
+	return procfs.Default.StartTime(pid)
 }
 
 func processGone(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH)
-}
-
-// childrenOf returns the children of a single-threaded process. /proc/<pid>/task/<pid>/children needs
-// CONFIG_PROC_CHILDREN (part of CONFIG_CHECKPOINT_RESTORE); without it, every process's PPid is read.
-func childrenOf(pid int) ([]int, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err == nil {
-		return parseInts(string(data))
-	}
-	if _, statErr := os.Stat(fmt.Sprintf("/proc/%d", pid)); statErr != nil {
-		return nil, fmt.Errorf("children of %d: %w", pid, statErr)
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, fmt.Errorf("children of %d: %w", pid, err)
-	}
-	var kids []int
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, err := readStatus(p); err == nil && st.PPid == pid {
-			kids = append(kids, p)
-		}
-	}
-	return kids, nil
 }
 
 // holdsSocket reports whether process pid has a unix socket open that was bound to path (as the process sees
