@@ -20,8 +20,9 @@ import (
 type VM struct {
 	Target *Target
 
-	opts  Options
-	pidfd int
+	opts    Options
+	pidfd   int
+	inotify int // kept open until Close, see startListener
 
 	mu      sync.Mutex
 	proto   int  // negotiated protocol, ProtocolAuto until known
@@ -32,7 +33,7 @@ type VM struct {
 // that is its host pid). If the JVM's attach listener is not running yet it is started. ctx bounds
 // the whole attach; without a deadline, opts.AttachTimeout (default 10 s) applies.
 func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
-	vm := &VM{pidfd: -1}
+	vm := &VM{pidfd: -1, inotify: -1}
 	if opts != nil {
 		vm.opts = *opts
 	}
@@ -72,9 +73,11 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 
 // Close releases the process handle. It does not affect the JVM.
 func (vm *VM) Close() error {
-	if vm.pidfd >= 0 {
-		unix.Close(vm.pidfd)
-		vm.pidfd = -1
+	for _, fd := range []*int{&vm.pidfd, &vm.inotify} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
 	}
 	return nil
 }

@@ -167,16 +167,16 @@ func (vm *VM) startListener(ctx context.Context) error {
 		return fmt.Errorf("%w: JVM %d has no attach socket and does not handle SIGQUIT (started with -Xrs?); not signalling it", ErrNoListener, t.PID)
 	}
 
+	// One-shot inotify watch: the first entry created in the target's /tmp after our signal is,
+	// almost always, the JVM's .java_pid<pid>.tmp socket, renamed into place microseconds later; from
+	// then on a fine lstat poll finds it. The watch removes itself at that first event, and the
+	// inotify descriptor is closed only by VM.Close: closing an instance right after its watch went
+	// away waits for an SRCU grace period (8-16 ms measured on Linux 6.18), a few ms later it does not.
 	ifd := -1
 	if fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK); err == nil {
-		if wd, err := unix.InotifyAddWatch(fd, t.TmpDir(), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_ONLYDIR); err == nil {
+		if _, err := unix.InotifyAddWatch(fd, t.TmpDir(), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_ONLYDIR|unix.IN_ONESHOT); err == nil {
 			ifd = fd
-			defer func() {
-				// Closing an inotify instance that still has a watch waits for an SRCU grace
-				// period (12-16 ms measured on Linux 6.18); removing the watch first is async.
-				_, _ = unix.InotifyRmWatch(fd, uint32(wd))
-				unix.Close(fd)
-			}()
+			vm.inotify = fd
 		} else {
 			unix.Close(fd)
 		}
@@ -196,7 +196,8 @@ func (vm *VM) startListener(ctx context.Context) error {
 	if err := vm.signal(); err != nil {
 		return err
 	}
-	poll := time.Millisecond
+	// Without inotify, or once its one event has come, poll: the JVM needs about a millisecond.
+	poll := 100 * time.Microsecond
 	lastState := start
 	for {
 		if ok, err := t.checkSocket(); ok || err != nil {
@@ -235,18 +236,22 @@ func (vm *VM) startListener(ctx context.Context) error {
 		wait := min(deadline.Sub(now), 100*time.Millisecond)
 		if ifd < 0 {
 			wait = min(wait, poll)
-			poll = min(poll*2, 20*time.Millisecond)
+			poll = min(poll*2, 10*time.Millisecond)
 		}
-		if exited, err := waitEvent(ifd, vm.pidfd, wait); err != nil {
+		fired, exited, err := waitEvent(ifd, vm.pidfd, wait)
+		switch {
+		case err != nil:
 			return err
-		} else if exited {
+		case exited:
 			return fmt.Errorf("%w: process %d exited while attaching", ErrProcessGone, t.PID)
+		case fired:
+			ifd = -1 // the one-shot watch is gone; poll from here
 		}
 	}
 }
 
 // waitEvent waits up to d for an inotify event or the exit of the process behind pidfd.
-func waitEvent(ifd, pidfd int, d time.Duration) (exited bool, err error) {
+func waitEvent(ifd, pidfd int, d time.Duration) (fired, exited bool, err error) {
 	fds := make([]unix.PollFd, 0, 2)
 	if ifd >= 0 {
 		fds = append(fds, unix.PollFd{Fd: int32(ifd), Events: unix.POLLIN})
@@ -254,30 +259,31 @@ func waitEvent(ifd, pidfd int, d time.Duration) (exited bool, err error) {
 	if pidfd >= 0 {
 		fds = append(fds, unix.PollFd{Fd: int32(pidfd), Events: unix.POLLIN})
 	}
-	ms := int((d + time.Millisecond - 1) / time.Millisecond)
 	if len(fds) == 0 {
 		time.Sleep(d)
-		return false, nil
+		return false, false, nil
 	}
-	_, err = unix.Poll(fds, ms)
+	ts := unix.NsecToTimespec(int64(d))
+	_, err = unix.Ppoll(fds, &ts, nil)
 	if err != nil && !errors.Is(err, unix.EINTR) {
-		return false, fmt.Errorf("attach: poll: %w", err)
+		return false, false, fmt.Errorf("attach: poll: %w", err)
 	}
 	for _, f := range fds {
-		if f.Revents == 0 {
-			continue
-		}
-		if int(f.Fd) == pidfd {
-			return true, nil
-		}
-		var buf [4096]byte
-		for {
-			if n, err := unix.Read(ifd, buf[:]); n <= 0 || err != nil {
-				break
+		switch {
+		case f.Revents == 0:
+		case int(f.Fd) == pidfd:
+			exited = true
+		default:
+			fired = true
+			var buf [4096]byte
+			for {
+				if n, err := unix.Read(ifd, buf[:]); n <= 0 || err != nil {
+					break
+				}
 			}
 		}
 	}
-	return false, nil
+	return fired, exited, nil
 }
 
 func (vm *VM) signal() error {
