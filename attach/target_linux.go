@@ -103,3 +103,16 @@ func procErr(pid int, err error) error {
 	}
 	return fmt.Errorf("inspect process %d: %w", pid, err)
 }
+
+// Container reports whether the target lives in another pid or mount namespace than the caller, so
+// that paths it uses mean something else from here.
+func (t *Target) Container() bool {
+	if t.NSPID != t.PID {
+		return true
+	}
+	var self, other unix.Stat_t
+	if unix.Stat("/proc/self/ns/mnt", &self) != nil || unix.Stat(procfs.Default.Path(t.PID, "ns", "mnt"), &other) != nil {
+		return false
+	}
+	return self.Ino != other.Ino || self.Dev != other.Dev
+}
