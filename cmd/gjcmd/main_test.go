@@ -117,8 +117,17 @@ func TestParity(t *testing.T) {
 				t.Errorf("PerfCounter.print: jcmd has %q, gjcmd not", line)
 			}
 		}
-		// Failures: same exit status and message as jcmd.
-		for _, cmd := range [][]string{{"No.such_command"}, {"VM.flags", "-nosuchoption"}, {"GC.heap_dump"}} {
+		// Options are checked before sending: same exit status as jcmd, a message with a suggestion.
+		want = jcmd(pid, "VM.flags", "-al")
+		got = gjcmd(t, pid, "VM.flags", "-al")
+		if got.code != want.code || got.stdout != want.stdout || !strings.Contains(got.stderr, `did you mean "-all"`) {
+			t.Errorf("VM.flags -al: gjcmd exit %d %q %q; jcmd exit %d", got.code, got.stdout, got.stderr, want.code)
+		}
+		if got := gjcmd(t, "--no-check", pid, "VM.flags", "-al"); got.code != want.code || strings.TrimSpace(got.stderr) != strings.TrimSpace(want.stderr) {
+			t.Errorf("--no-check VM.flags -al: gjcmd %d %q; jcmd %d %q", got.code, got.stderr, want.code, want.stderr)
+		}
+		// Failures the JVM reports: same exit status and message as jcmd.
+		for _, cmd := range [][]string{{"No.such_command"}, {"GC.heap_dump"}} {
 			want := jcmd(append([]string{pid}, cmd...)...)
 			got := gjcmd(t, append([]string{pid}, cmd...)...)
 			if got.code != want.code || got.stdout != want.stdout || strings.TrimSpace(got.stderr) != strings.TrimSpace(want.stderr) {
@@ -462,4 +471,71 @@ func TestInterrupt(t *testing.T) {
 	if !j.Alive() {
 		t.Error("JVM died")
 	}
+}
+
+// TestFilesFromContainers: a file written by a JVM in its own pid+mount namespace (private /tmp,
+// relative name against the JVM's own cwd) is reported with its host path and copied out with
+// --copy-to / -o.
+func TestFilesFromContainers(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		for _, uid := range []int{0, 65534} {
+			j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Namespace: true, UID: uid, GID: uid})
+			pid := strconv.Itoa(j.PID)
+			if r := gjcmd(t, pid, "JFR.start", "name=c"); r.code != 0 {
+				t.Fatalf("JFR.start: %d %s", r.code, r.stderr)
+			}
+			dir := t.TempDir()
+			// uid 65534 cannot write its cwd, only its private /tmp. %p is the JVM's own pid (1 in its
+			// namespace) from JDK 18; JDK 17 writes the name as it is.
+			name, want := "rec.jfr", "rec.jfr"
+			if uid != 0 {
+				name = "/tmp/rec.jfr"
+			}
+			if jdk.Feature >= 18 {
+				name, want = strings.Replace(name, "rec", "rec_%p", 1), "rec_1.jfr"
+			}
+			r := gjcmd(t, "--copy-to", dir, pid, "JFR.dump", "name=c", "filename="+name)
+			if r.code != 0 || !strings.Contains(r.stderr, "from this host: /proc/"+pid+"/root/") || !strings.Contains(r.stderr, "copied") {
+				t.Fatalf("uid %d: JFR.dump --copy-to: exit %d\n%s\n%s", uid, r.code, r.stdout, r.stderr)
+			}
+			copied := filepath.Join(dir, want)
+			if st, err := os.Stat(copied); err != nil || st.Size() == 0 {
+				t.Fatalf("copy: %v (stderr %s)", err, r.stderr)
+			}
+			if out, err := exec.Command(jdk.Bin("jfr"), "summary", copied).CombinedOutput(); err != nil {
+				t.Errorf("jfr summary: %v\n%s", err, out)
+			}
+			if uid == 0 {
+				continue
+			}
+			out := filepath.Join(dir, "heap.hprof")
+			r = gjcmd(t, "-o", out, pid, "GC.heap_dump", "/tmp/h.hprof")
+			if r.code != 0 {
+				t.Fatalf("GC.heap_dump -o: %d %s", r.code, r.stderr)
+			}
+			if b, err := os.ReadFile(out); err != nil || !bytes.HasPrefix(b, []byte("JAVA PROFILE")) {
+				t.Errorf("heap dump copy: %v", err)
+			}
+			// Never through a symlink, never over an existing file unless asked.
+			link := filepath.Join(dir, "link.hprof")
+			os.Symlink(filepath.Join(dir, "elsewhere"), link)
+			if r := gjcmd(t, "-o", link, "--overwrite", pid, "GC.heap_dump", "/tmp/h2.hprof"); r.code == 0 {
+				t.Error("copied through a symlink")
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "elsewhere")); err == nil {
+				t.Error("wrote through the symlink")
+			}
+			if r := gjcmd(t, "-o", out, pid, "GC.heap_dump", "/tmp/h3.hprof"); r.code == 0 || !strings.Contains(r.stderr, "exists") {
+				t.Errorf("overwrote without --overwrite: %d %s", r.code, r.stderr)
+			}
+			// JFR.dump without arguments behaves like jcmd's: dumps every recording and says where
+			// (here into the cwd, which uid 65534 may not write: the JVM says so, exit 0 like jcmd).
+			want2 := execTool(t, jdk.Bin("jcmd"), pid, "JFR.dump")
+			r = gjcmd(t, pid, "JFR.dump")
+			if r.code != want2.code || strings.Contains(want2.stdout, "Dumped recording") != strings.Contains(r.stdout, "Dumped recording") {
+				t.Errorf("bare JFR.dump: gjcmd %d %q, jcmd %d %q", r.code, r.stdout, want2.code, want2.stdout)
+			}
+		}
+	})
 }

@@ -62,6 +62,10 @@ type gjcmd struct {
 	verbose        bool
 	protocol       int
 	streaming      bool
+	copyTo         string
+	output         string
+	overwrite      bool
+	noCheck        bool
 }
 
 func (g *gjcmd) command() *cobra.Command {
@@ -100,6 +104,10 @@ Exit status: 0 ok, 1 the JVM reported a failure, 2 usage, 3 no such JVM or not H
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "print attach diagnostics on stderr")
 	f.IntVar(&g.protocol, "protocol", 0, "attach protocol: 0 auto (2 on JDK 24+, else 1), 1, 2")
 	f.BoolVar(&g.streaming, "streaming", false, "let JDK 25+ stream output while the command runs (the default has the JVM buffer it)")
+	f.StringVar(&g.copyTo, "copy-to", "", "copy the file the command wrote (JFR.dump, GC.heap_dump, ...) into this directory, also out of containers")
+	f.StringVarP(&g.output, "output", "o", "", "copy the file the command wrote to this file name")
+	f.BoolVar(&g.overwrite, "overwrite", false, "with --copy-to/-o: replace an existing file (never through a symlink)")
+	f.BoolVar(&g.noCheck, "no-check", false, "send command options without checking them against the JVM's help first")
 	return cmd
 }
 
@@ -122,6 +130,9 @@ func (g *gjcmd) run(cmd *cobra.Command, args []string) error {
 	}
 	if g.protocol < 0 || g.protocol > 2 {
 		return usagef("--protocol must be 0, 1 or 2")
+	}
+	if g.copyTo != "" && g.output != "" {
+		return usagef("--copy-to and -o exclude each other")
 	}
 	req, err := parseRequest(args[1:])
 	if err != nil {
@@ -185,8 +196,21 @@ type result struct {
 	Output  string `json:"output"`
 	Error   string `json:"error,omitempty"`
 	Exit    int    `json:"exit"`
-	err     error
+	// Files are the files the command wrote, with the host path and, with --copy-to/-o, the copy.
+	Files []writtenFile `json:"files,omitempty"`
+	// Notes are things worth telling beyond the JVM's output (printed on stderr).
+	Notes []string `json:"notes,omitempty"`
+	err   error
 }
+
+type writtenFile struct {
+	Path     string `json:"path"`      // in the JVM's mount namespace
+	HostPath string `json:"host_path"` // reachable from here
+	CopiedTo string `json:"copied_to,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+}
+
+func (r *result) notef(format string, args ...any) { r.Notes = append(r.Notes, fmt.Sprintf(format, args...)) }
 
 // execute runs req against one JVM, writing output to w.
 func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) *result {
@@ -205,24 +229,24 @@ func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) 
 		opts.Logger = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	start := time.Now()
-	vm, err := attach.Dial(ctx, pid, opts)
+	cl, err := jcmd.Dial(ctx, pid, opts)
 	if err != nil {
 		res.err = err
 		return res
 	}
-	defer vm.Close()
+	defer cl.Close()
 	if g.verbose {
-		fmt.Fprintf(g.stderr, "gjcmd: attached to %d (nspid %d, uid %d) in %v\n", pid, vm.Target.NSPID, vm.Target.UID, time.Since(start).Round(time.Microsecond))
+		fmt.Fprintf(g.stderr, "gjcmd: attached to %d (nspid %d, uid %d) in %v\n", pid, cl.Target().NSPID, cl.Target().UID, time.Since(start).Round(time.Microsecond))
 	}
 	switch req.kind {
 	case "raw":
-		g.executeRaw(ctx, vm, req, w, res)
+		g.executeRaw(ctx, cl.VM, req, w, res)
 	default:
 		for _, line := range req.lines {
 			if strings.TrimSpace(line) == "stop" {
 				break
 			}
-			if !g.executeLine(ctx, vm, line, w, res) {
+			if !g.executeLine(ctx, cl, line, w, res) {
 				break
 			}
 		}
@@ -232,16 +256,103 @@ func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) 
 
 // executeLine runs one diagnostic command line; false stops a -f file at the first failure, as jcmd
 // does (its loop ends with the exception).
-func (g *gjcmd) executeLine(ctx context.Context, vm *attach.VM, line string, w io.Writer, res *result) bool {
-	cw := &countWriter{w: w}
-	err := vm.ExecuteTo(ctx, cw, "jcmd", line)
+func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w io.Writer, res *result) bool {
+	words, _ := jcmd.SplitLine(line)
+	name := ""
+	if len(words) > 0 {
+		name = words[0]
+	}
+	// Options are checked against the JVM's own help before anything is sent; a bare command costs
+	// no extra round trip (the JVM's answer to an unknown one is as good).
+	if len(words) > 1 && !g.noCheck {
+		if err := cl.Check(ctx, line); err != nil {
+			res.err = &checkError{err}
+			return false
+		}
+	}
+	if name == "VM.start_java_debugging" {
+		return g.startDebugging(ctx, cl, w, res)
+	}
+	cw := &countWriter{w: w, keep: writesFile(name)}
+	err := cl.VM.ExecuteTo(ctx, cw, "jcmd", line)
 	res.setStatus(err)
+	var je *attach.JVMError
+	if errors.As(err, &je) && len(words) > 0 && strings.Contains(je.Message, "Unknown diagnostic command") {
+		if names, herr := cl.Commands(ctx); herr == nil {
+			if s := jcmd.Suggest(name, names); s != "" {
+				res.notef("did you mean %s?", s)
+			}
+		}
+	}
 	if err != nil {
 		res.err = err
 		return false
 	}
 	if cw.n == 0 {
 		fmt.Fprintln(w, "Command executed successfully")
+	}
+	if cw.keep {
+		if err := g.collectFile(ctx, cl, line, cw.kept.String(), res); err != nil {
+			res.err = err
+			return false
+		}
+	}
+	return true
+}
+
+// checkError is an invalid command line found before sending: exit status 1, as the JVM's own
+// rejection would give.
+type checkError struct{ err error }
+
+func (e *checkError) Error() string { return e.err.Error() }
+func (e *checkError) Unwrap() error { return e.err }
+
+// writesFile tells the commands whose output names a file they wrote.
+func writesFile(name string) bool {
+	switch name {
+	case "JFR.dump", "JFR.stop", "GC.heap_dump", "Compiler.perfmap", "Thread.dump_to_file",
+		"VM.cds", "System.dump_map", "Compiler.CodeHeap_Analytics":
+		return true
+	}
+	return false
+}
+
+// collectFile finds the file a command wrote, reports its host path and copies it out on request.
+func (g *gjcmd) collectFile(ctx context.Context, cl *jcmd.Client, line, out string, res *result) error {
+	f, ok := cl.WrittenFile(ctx, line, out)
+	if !ok {
+		if g.copyTo != "" || g.output != "" {
+			return fmt.Errorf("the command did not write a file to copy: %s", strings.TrimSpace(out))
+		}
+		return nil
+	}
+	wf := writtenFile{Path: f.Path, HostPath: f.HostPath}
+	if cl.Target().Container() {
+		res.notef("the JVM wrote %s; from this host: %s", f.Path, f.HostPath)
+	}
+	if dst := g.copyTo + g.output; dst != "" {
+		to, n, err := cl.CopyOut(ctx, f, dst, g.overwrite)
+		if err != nil {
+			return err
+		}
+		wf.CopiedTo, wf.Size = to, n
+		res.notef("copied %s to %s (%d bytes)", f.Path, to, n)
+	}
+	res.Files = append(res.Files, wf)
+	return nil
+}
+
+func (g *gjcmd) startDebugging(ctx context.Context, cl *jcmd.Client, w io.Writer, res *result) bool {
+	d, err := cl.StartDebugging(ctx)
+	if err != nil {
+		res.err = err
+		return false
+	}
+	zero := 0
+	res.Status = &zero
+	fmt.Fprintf(w, "Debugging has been started.\nTransport : %s\nAddress : %s\n", d.Transport, d.Address)
+	for _, a := range d.Listening {
+		res.notef("JDWP is listening on %s", a)
 	}
 	return true
 }
@@ -299,8 +410,11 @@ func perfCounters(ctx context.Context, pid int, w io.Writer) error {
 	return err
 }
 
-// finish prints a single result's error and returns the exit status as an error.
+// finish prints a single result's notes and error and returns the exit status as an error.
 func (g *gjcmd) finish(res *result) error {
+	for _, n := range res.Notes {
+		fmt.Fprintf(g.stderr, "gjcmd: %d: %s\n", res.PID, n)
+	}
 	if res.err == nil {
 		return nil
 	}

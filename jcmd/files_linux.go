@@ -1,0 +1,453 @@
+package jcmd
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/attach"
+)
+
+// Files that diagnostic commands write (JFR.dump filename=, GC.heap_dump, Compiler.perfmap,
+// Thread.dump_to_file) are named by the JVM in its own world: its mount namespace and root, its working
+// directory, its pid namespace (%p). The functions here find such a file from the caller's world and bring
+// it out without ever resolving a name the JVM controls against the caller's root.
+
+var (
+	// ErrUnreachable: the JVM's working directory has no path from the JVM's root (deleted, hidden under
+	// a later mount, or outside a chroot), so a relative file name cannot be turned into a path.
+	ErrUnreachable = errors.New("not reachable by a path from the JVM's root")
+	// ErrSymlink: a destination is a symbolic link, which CopyOut never writes through.
+	ErrSymlink = errors.New("refusing to use a symbolic link")
+	// ErrNotRegular: the file is not a regular file (a FIFO, device, socket or directory).
+	ErrNotRegular = errors.New("not a regular file")
+)
+
+// FileNameExpansion reports which sequences a JVM of the given feature release (17, 25, ...) expands in the
+// file name argument of a diagnostic command, as ExpandPath's expandP and expandT arguments:
+//
+//   - JFR.start, JFR.dump, JFR.stop: %p, %t and %% from JDK 18, expanded by JFR's own argument parser
+//     (JDK-8261441, openjdk/jdk#4550 of June 2021, after the JDK 17 fork; JDK 17.0.15 writes "x_%p.jfr"
+//     literally, JDK 25 expands; 18 to 24 were not run).
+//   - every other FILE-typed argument (GC.heap_dump, Compiler.perfmap, Thread.dump_to_file,
+//     System.dump_map, ...): %p and %% from JDK 24 (JDK-8334492); %t stays literal.
+func FileNameExpansion(feature int, command string) (expandP, expandT bool) {
+	if strings.HasPrefix(command, "JFR.") {
+		return feature >= 18, feature >= 18
+	}
+	return feature >= 24, false
+}
+
+// ExpandPath returns the absolute path, as the JVM sees it, of a file name given to a diagnostic command:
+// "%p" becomes nspid where expandP is set, "%t" the time now in JFR's format 2006_01_02_15_04_05 where
+// expandT is set, "%%" becomes "%" where either is set; any other "%" stays as it is (HotSpot's
+// Arguments::copy_expand_pid and JFR's ArgumentParser agree on all of this). With neither set the name is
+// used verbatim, "%%" included, as JDK 17 does. A relative result is joined to jvmCwd (see JVMCwd).
+//
+// now must be in the JVM's time zone: JFR formats LocalDateTime.now(), the JVM's default zone (TZ,
+// -Duser.timezone, or /etc/localtime inside the JVM's root). The JVM takes its own clock reading, so a
+// name with %t can only be guessed to the second; JFR.dump and Thread.dump_to_file print the path they
+// wrote, which is better when there is output to read.
+//
+// ".." is not cleaned away: HotSpot passes the name to open(2), so the kernel resolves ".." after any
+// symbolic link before it; OpenInJVM does the same inside the JVM's root. (JFR normalizes the path
+// lexically first; the two differ only for a symlinked directory followed by "..".)
+func ExpandPath(name string, nspid int, jvmCwd string, now time.Time, expandP, expandT bool) string {
+	if (expandP || expandT) && strings.IndexByte(name, '%') >= 0 {
+		var b strings.Builder
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			if c != '%' || i+1 == len(name) {
+				b.WriteByte(c)
+				continue
+			}
+			switch name[i+1] {
+			case '%':
+				b.WriteByte('%')
+				i++
+			case 'p':
+				if !expandP {
+					b.WriteByte(c)
+					continue
+				}
+				b.WriteString(strconv.Itoa(nspid))
+				i++
+			case 't':
+				if !expandT {
+					b.WriteByte(c)
+					continue
+				}
+				b.WriteString(jfrTime(now))
+				i++
+			default:
+				b.WriteByte(c)
+			}
+		}
+		name = b.String()
+	}
+	if strings.HasPrefix(name, "/") {
+		return name
+	}
+	return strings.TrimSuffix(jvmCwd, "/") + "/" + name
+}
+
+// jfrTime formats t as jdk.jfr.internal.util.ValueFormatter.formatDateTime does (JDK 25; Utils in older
+// releases): year, month, day, hour, minute and second, two digits each but the year, joined by "_".
+func jfrTime(t time.Time) string {
+	return fmt.Sprintf("%d%02d_%02d_%02d_%02d_%02d_%02d",
+		t.Year()/100, t.Year()%100, int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second())
+}
+
+// JVMCwd returns the JVM's working directory as the JVM itself sees it, inside its mount namespace and
+// root: the directory relative file names given to diagnostic commands are resolved against.
+//
+// It reads the links /proc/<pid>/root and /proc/<pid>/cwd. The kernel (d_path) writes each as a path
+// from the caller's root when it reaches it, and otherwise from the top of the mount tree the directory
+// belongs to: for a JVM in another mount namespace, such as a container after pivot_root, or unshare -m
+// with a private tmpfs on /tmp, the cwd link is already the JVM's own view ("/tmp/work", which does not
+// exist on the host), and root reads "/". For a JVM in a chroot, root reads as the chroot directory and
+// is stripped from the front of cwd. The result is then
+// checked: resolved inside the JVM's root with openat2(RESOLVE_IN_ROOT, no symlinks), it must name the
+// very directory (device and inode) that is the JVM's cwd. When it does not, there is no path the JVM
+// could use either, and JVMCwd fails with ErrUnreachable: a deleted cwd, a cwd hidden under a mount made
+// after the JVM entered it, a cwd outside the JVM's root.
+//
+// Alternatives not taken: the user.dir system property (attach operation "properties") is what JFR uses,
+// but it costs a round trip to the JVM and is only the directory at startup; hsperfdata does not carry it.
+// Walking ".." from /proc/<pid>/cwd and scanning each parent for the child's inode is slower and still
+// stops at the caller's root, like d_path.
+//
+// ctx is checked before any work; the links are read without blocking.
+func JVMCwd(ctx context.Context, t *attach.Target) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	var cwdSt unix.Stat_t
+	if err := unix.Stat(t.Cwd, &cwdSt); err != nil {
+		return "", targetErr(t.PID, "working directory", err)
+	}
+	if cwdSt.Nlink == 0 {
+		return "", fmt.Errorf("jcmd: working directory of process %d: %w: it was deleted; give the command an absolute file name", t.PID, ErrUnreachable)
+	}
+	root, err := os.Readlink(t.Root)
+	if err != nil {
+		return "", targetErr(t.PID, "root directory", err)
+	}
+	cwd, err := os.Readlink(t.Cwd)
+	if err != nil {
+		return "", targetErr(t.PID, "working directory", err)
+	}
+	rel, ok := underRoot(cwd, root)
+	if !ok {
+		return "", fmt.Errorf("jcmd: working directory %q of process %d: %w %q; give the command an absolute file name", cwd, t.PID, ErrUnreachable, root)
+	}
+	st, err := statInRoot(t, rel, unix.RESOLVE_NO_SYMLINKS)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
+		return "", err
+	}
+	if err != nil || st.Dev != cwdSt.Dev || st.Ino != cwdSt.Ino {
+		return "", fmt.Errorf("jcmd: working directory of process %d: %w: %s does not lead to it inside the JVM (a mount covers it?); give the command an absolute file name", t.PID, ErrUnreachable, rel)
+	}
+	return rel, nil
+}
+
+// underRoot returns cwd relative to root, both as read from the /proc links.
+func underRoot(cwd, root string) (string, bool) {
+	switch {
+	case !strings.HasPrefix(cwd, "/") || !strings.HasPrefix(root, "/"):
+		return "", false // "(unreachable)", anon_inode:..., which no open can follow
+	case root == "/":
+		return cwd, true
+	case cwd == root:
+		return "/", true
+	case strings.HasPrefix(cwd, root+"/"):
+		return cwd[len(root):], true
+	}
+	return "", false
+}
+
+// statInRoot stats path resolved inside the target's root.
+func statInRoot(t *attach.Target, path string, resolve uint64) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	fd, err := openInRoot(t, path, unix.O_PATH, resolve)
+	if err != nil {
+		return st, err
+	}
+	defer unix.Close(fd)
+	if err := unix.Fstat(fd, &st); err != nil {
+		return st, fmt.Errorf("jcmd: stat %s in process %d: %w", path, t.PID, err)
+	}
+	return st, nil
+}
+
+// openInRoot opens path with openat2 relative to the target's root, RESOLVE_IN_ROOT: absolute symbolic
+// links and ".." stay inside that root, as they do for the JVM.
+func openInRoot(t *attach.Target, path string, flags int, resolve uint64) (int, error) {
+	if !strings.HasPrefix(path, "/") {
+		return -1, fmt.Errorf("jcmd: open %q in process %d: not an absolute path", path, t.PID)
+	}
+	rootFd, err := unix.Open(t.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, targetErr(t.PID, "root directory", err)
+	}
+	defer unix.Close(rootFd)
+	flags |= unix.O_CLOEXEC
+	if flags&unix.O_PATH == 0 {
+		flags |= unix.O_NOCTTY // openat2 rejects any flag O_PATH ignores
+	}
+	how := unix.OpenHow{
+		Flags:   uint64(flags),
+		Resolve: resolve | unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	for range 16 {
+		fd, err := unix.Openat2(rootFd, path, &how)
+		switch {
+		case err == nil:
+			return fd, nil
+		case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
+			// RESOLVE_IN_ROOT gives up when a rename or mount races with a lookup through "..".
+			continue
+		case errors.Is(err, unix.ENOSYS):
+			return -1, fmt.Errorf("jcmd: open %s in process %d: %w: openat2 needs Linux 5.6", path, t.PID, attach.ErrNotSupported)
+		}
+		return -1, fmt.Errorf("jcmd: open %s in process %d: %w", path, t.PID, err)
+	}
+	return -1, fmt.Errorf("jcmd: open %s in process %d: %w", path, t.PID, unix.EAGAIN)
+}
+
+// OpenInJVM opens, read-only, the regular file at path (absolute, as the JVM sees it) inside the JVM's
+// root. Symbolic links are followed as the JVM would follow them: an absolute link or ".." never leaves
+// the JVM's root (openat2 RESOLVE_IN_ROOT), and /proc magic links are refused. Opening
+// HostPath(t, path) instead would resolve an absolute link inside the container against the caller's
+// root: a container could make a root-run tool read any host file.
+//
+// The file is opened non-blocking, so that a FIFO planted under the name cannot hang the caller, and
+// anything but a regular file is refused with ErrNotRegular.
+func OpenInJVM(t *attach.Target, path string) (*os.File, error) {
+	fd, err := openInRoot(t, path, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("jcmd: stat %s in process %d: %w", path, t.PID, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, fmt.Errorf("jcmd: open %s in process %d: %w", path, t.PID, ErrNotRegular)
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("jcmd: open %s in process %d: %w", path, t.PID, err)
+	}
+	return os.NewFile(uintptr(fd), HostPath(t, path)), nil
+}
+
+// HostPath is a path under /proc/<pid>/root at which a person on the host can find the file at path (as
+// the JVM sees it), for messages. Programs must use OpenInJVM: the kernel resolves an absolute symbolic
+// link met under /proc/<pid>/root against the reader's root, not the JVM's.
+func HostPath(t *attach.Target, path string) string {
+	// Cleaned as a path from the JVM's root first, so that ".." cannot climb out of /proc/<pid>/root.
+	return t.Root + filepath.Clean("/"+path)
+}
+
+// copyChunk is how much CopyOut copies between checks of its context.
+const copyChunk = 16 << 20
+
+// CopyOut copies the file at path (as the JVM sees it, opened with OpenInJVM) to dst and returns the
+// final path and the number of bytes copied. dst is a directory, where the copy keeps the file's base
+// name, or a file name.
+//
+// The copy is written to a new temporary file (O_EXCL) in the destination directory, synced, then renamed
+// into place, so the destination never holds a partial file; on any error, cancellation of ctx included,
+// the temporary file is removed. CopyOut refuses, without writing anything, when dst or the final name is
+// a symbolic link (ErrSymlink) or something other than a regular file, and when the final name exists and
+// overwrite is false (an error wrapping fs.ErrExist; the check is atomic, with RENAME_NOREPLACE).
+//
+// The copy belongs to the caller (its euid; the group the kernel gives new files in that directory), not
+// to the JVM's user. It keeps the source's permission bits without execute bits: heap dumps are 0600
+// (they contain every secret in the heap: passwords, keys, session tokens) and stay 0600; JFR recordings
+// are 0644.
+func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite bool) (string, int64, error) {
+	src, err := OpenInJVM(t, path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer src.Close()
+	var srcSt unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &srcSt); err != nil {
+		return "", 0, fmt.Errorf("jcmd: copy %s: %w", path, err)
+	}
+
+	dir, name, dirIsDst, err := copyDestination(dst, path)
+	if err != nil {
+		return "", 0, err
+	}
+	final := filepath.Join(dir, name)
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if dirIsDst {
+		flags |= unix.O_NOFOLLOW // dst was checked not to be a symlink; keep it that way
+	}
+	dirFd, err := unix.Open(dir, flags, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			err = ErrSymlink
+		}
+		return "", 0, fmt.Errorf("jcmd: copy to %s: %w", dir, err)
+	}
+	defer unix.Close(dirFd)
+	if err := checkFinal(dirFd, name, final, overwrite); err != nil {
+		return "", 0, err
+	}
+
+	tmp, out, err := createTemp(dirFd, dir)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := copyCtx(ctx, out, src)
+	if err == nil {
+		err = out.Chmod(fs.FileMode(srcSt.Mode & 0o666))
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = renameInto(dirFd, tmp, name, overwrite)
+	}
+	if err != nil {
+		_ = unix.Unlinkat(dirFd, tmp, 0)
+		if errors.Is(err, fs.ErrExist) && !overwrite {
+			return "", 0, fmt.Errorf("jcmd: copy to %s: %w (not overwriting it)", final, fs.ErrExist)
+		}
+		return "", 0, fmt.Errorf("jcmd: copy %s to %s: %w", path, final, err)
+	}
+	_ = unix.Fsync(dirFd) // the rename itself; the data is already synced
+	return final, n, nil
+}
+
+// copyDestination splits dst into the directory to write in and the final name; dirIsDst reports that dst
+// itself is that directory. A trailing slash demands a directory but is stripped before looking at dst:
+// with it, the kernel would follow a symbolic link.
+func copyDestination(dst, path string) (dir, name string, dirIsDst bool, err error) {
+	base := filepath.Base(path)
+	if base == "/" || base == "." || base == ".." || strings.HasSuffix(path, "/") {
+		return "", "", false, fmt.Errorf("jcmd: copy %s: not a file name", path)
+	}
+	wantDir := strings.HasSuffix(dst, "/")
+	dst = filepath.Clean(dst)
+	st, err := os.Lstat(dst)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !wantDir:
+		return filepath.Dir(dst), filepath.Base(dst), false, nil
+	case err != nil:
+		return "", "", false, fmt.Errorf("jcmd: copy to %s: %w", dst, err)
+	case st.Mode()&fs.ModeSymlink != 0:
+		return "", "", false, fmt.Errorf("jcmd: copy to %s: %w", dst, ErrSymlink)
+	case st.IsDir():
+		return dst, base, true, nil
+	case st.Mode().IsRegular() && !wantDir:
+		return filepath.Dir(dst), filepath.Base(dst), false, nil
+	case wantDir:
+		return "", "", false, fmt.Errorf("jcmd: copy to %s/: %w", dst, unix.ENOTDIR)
+	}
+	return "", "", false, fmt.Errorf("jcmd: copy to %s: %w", dst, ErrNotRegular)
+}
+
+// checkFinal refuses a final name that is a symlink, not a regular file, or exists without overwrite.
+func checkFinal(dirFd int, name, final string, overwrite bool) error {
+	var st unix.Stat_t
+	err := unix.Fstatat(dirFd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case err != nil:
+		return fmt.Errorf("jcmd: copy to %s: %w", final, err)
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return fmt.Errorf("jcmd: copy to %s: %w", final, ErrSymlink)
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return fmt.Errorf("jcmd: copy to %s: %w", final, ErrNotRegular)
+	case !overwrite:
+		return fmt.Errorf("jcmd: copy to %s: %w (not overwriting it)", final, fs.ErrExist)
+	}
+	return nil
+}
+
+// createTemp creates a new, empty, private file in the directory.
+func createTemp(dirFd int, dir string) (string, *os.File, error) {
+	var b [8]byte
+	for range 100 {
+		_, _ = rand.Read(b[:])
+		// Not derived from the final name, which may be as long as NAME_MAX already.
+		name := ".jvmkit-copy-" + hex.EncodeToString(b[:]) + ".tmp"
+		fd, err := unix.Openat(dirFd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("jcmd: copy to %s: %w", dir, err)
+		}
+		return name, os.NewFile(uintptr(fd), filepath.Join(dir, name)), nil
+	}
+	return "", nil, fmt.Errorf("jcmd: copy to %s: no unused temporary name", dir)
+}
+
+// copyCtx copies src to dst in chunks (each one copy_file_range or sendfile where the kernel can), checking
+// ctx between them.
+func copyCtx(ctx context.Context, dst, src *os.File) (int64, error) {
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		m, err := io.CopyN(dst, src, copyChunk)
+		n += m
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// renameInto moves the finished temporary file to its name; without overwrite it never replaces anything.
+func renameInto(dirFd int, tmp, name string, overwrite bool) error {
+	if overwrite {
+		return unix.Renameat(dirFd, tmp, dirFd, name)
+	}
+	err := unix.Renameat2(dirFd, tmp, dirFd, name, unix.RENAME_NOREPLACE)
+	if !errors.Is(err, unix.EINVAL) {
+		return err
+	}
+	// A file system without RENAME_NOREPLACE: link(2) does not replace either.
+	if err := unix.Linkat(dirFd, tmp, dirFd, name, 0); err != nil {
+		return err
+	}
+	return unix.Unlinkat(dirFd, tmp, 0)
+}
+
+// targetErr maps errors from /proc/<pid>/... to the attach package's sentinels.
+func targetErr(pid int, what string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ESRCH):
+		return fmt.Errorf("jcmd: %s of process %d: %w", what, pid, attach.ErrProcessGone)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("jcmd: %s of process %d: %w: run as root or as the JVM's user", what, pid, attach.ErrPermission)
+	}
+	return fmt.Errorf("jcmd: %s of process %d: %w", what, pid, err)
+}

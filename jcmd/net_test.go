@@ -1,0 +1,232 @@
+package jcmd_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/testutil"
+	"github.com/jvmkit/jvmkit/jcmd"
+)
+
+// procHex writes an address the way the kernel prints it in /proc/net/tcp: 32-bit words, %08X, in the
+// machine's byte order.
+func procHex(a netip.Addr) string {
+	b := a.AsSlice()
+	var s strings.Builder
+	for i := 0; i < len(b); i += 4 {
+		fmt.Fprintf(&s, "%08X", binary.NativeEndian.Uint32(b[i:]))
+	}
+	return s.String()
+}
+
+func tcpLine(slot int, local netip.AddrPort, state uint8, inode uint64) string {
+	remote := netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+	if local.Addr().Is6() {
+		remote = netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
+	}
+	return fmt.Sprintf("%4d: %s:%04X %s:%04X %02X 00000000:00000000 00:00000000 00000000     0        0 %d 1 0000000048958528 100 0 0 10 0\n",
+		slot, procHex(local.Addr()), local.Port(), procHex(remote.Addr()), remote.Port(), state, inode)
+}
+
+const (
+	tcpHeader  = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	tcp6Header = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+)
+
+func TestParseProcNetTCP(t *testing.T) {
+	ap := netip.MustParseAddrPort
+	v4 := tcpHeader +
+		tcpLine(0, ap("0.0.0.0:2024"), 0x0A, 1065) +
+		tcpLine(1, ap("127.0.0.1:38411"), 0x0A, 243659) +
+		tcpLine(2, ap("10.1.2.3:22"), 0x01, 99) +
+		// TIME_WAIT lines have fewer trailing fields and inode 0.
+		"   3: 0100007F:1F90 0100007F:C350 06 00000000:00000000 03:00001770 00000000     0        0 0 3 0000000000000000\n"
+	got, err := jcmd.ParseProcNetTCP([]byte(v4), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []jcmd.TCPSocket{
+		{Local: ap("0.0.0.0:2024"), State: 0x0A, Inode: 1065},
+		{Local: ap("127.0.0.1:38411"), State: 0x0A, Inode: 243659},
+		{Local: ap("10.1.2.3:22"), State: 0x01, Inode: 99},
+		{Local: ap("127.0.0.1:8080"), State: 0x06, Inode: 0},
+	}
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		want[3].Local = netip.AddrPortFrom(netip.AddrFrom4([4]byte{0x01, 0x00, 0x00, 0x7F}), 8080) // the literal line was written by a little-endian kernel
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+		t.Errorf("tcp (-want +got):\n%s", diff)
+	}
+
+	v6 := tcp6Header +
+		tcpLine(0, ap("[::]:8080"), 0x0A, 7) +
+		tcpLine(1, ap("[::ffff:127.0.0.1]:50241"), 0x0A, 250536) +
+		tcpLine(2, ap("[fe80::1:2:3:4]:443"), 0x01, 8)
+	got, err = jcmd.ParseProcNetTCP([]byte(v6), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []jcmd.TCPSocket{
+		{Local: ap("[::]:8080"), State: 0x0A, Inode: 7},
+		{Local: ap("[::ffff:127.0.0.1]:50241"), State: 0x0A, Inode: 250536},
+		{Local: ap("[fe80::1:2:3:4]:443"), State: 0x01, Inode: 8},
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+		t.Errorf("tcp6 (-want +got):\n%s", diff)
+	}
+	if s, err := jcmd.ParseProcNetTCP([]byte(tcpHeader), false); err != nil || len(s) != 0 {
+		t.Errorf("header only: %v, %v", s, err)
+	}
+
+	for _, bad := range []struct {
+		text string
+		v6   bool
+	}{
+		{v6, false},
+		{v4, true},
+		{"   0: 0100007F:1F90 00000000:0000 0A\n", false},
+		{"   0 0100007F:1F90 00000000:0000 0A 0:0 0:0 0 0 0 1\n", false},
+		{"   0: 0100007F1F90 00000000:0000 0A 0:0 0:0 0 0 0 1\n", false},
+		{"   0: 0100007G:1F90 00000000:0000 0A 0:0 0:0 0 0 0 1\n", false},
+		{"   0: 0100007F:1F900 00000000:0000 0A 0:0 0:0 0 0 0 1\n", false},
+		{"   0: 0100007F: 00000000:0000 0A 0:0 0:0 0 0 0 1\n", false},
+		{"   0: 0100007F:1F90 00000000:0000 100 0:0 0:0 0 0 0 1\n", false},
+		{"   0: 0100007F:1F90 00000000:0000 0A 0:0 0:0 0 0 0 -1\n", false},
+		{"   0: +100007F:1F90 00000000:0000 0A 0:0 0:0 0 0 0 1\n", false},
+	} {
+		if s, err := jcmd.ParseProcNetTCP([]byte(bad.text), bad.v6); err == nil {
+			t.Errorf("ParseProcNetTCP(%q, v6=%v) = %v, want an error", bad.text, bad.v6, s)
+		}
+	}
+}
+
+func FuzzParseProcNetTCP(f *testing.F) {
+	ap := netip.MustParseAddrPort
+	f.Add([]byte(tcpHeader+tcpLine(0, ap("127.0.0.1:38411"), 0x0A, 243659)), false)
+	f.Add([]byte(tcp6Header+tcpLine(0, ap("[::ffff:127.0.0.1]:50241"), 0x0A, 250536)), true)
+	f.Add([]byte("   3: 0100007F:1F90 0100007F:C350 06 00000000:00000000 03:00001770 00000000     0        0 0 3 0000000000000000\n"), false)
+	f.Add([]byte("   0: 0100007F:1F90 00000000:0000 0A 0:0 0:0 0 0 0 1\r\n\n\n"), false)
+	f.Add([]byte("sl\n0: :"), true)
+	f.Fuzz(func(t *testing.T, b []byte, v6 bool) {
+		socks, err := jcmd.ParseProcNetTCP(b, v6)
+		if err != nil {
+			return
+		}
+		for _, s := range socks {
+			if !s.Local.IsValid() || s.Local.Addr().Is6() != v6 {
+				t.Errorf("socket %+v from a v6=%v file", s, v6)
+			}
+		}
+	})
+}
+
+func TestListeningTCPSelf(t *testing.T) {
+	l4, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l4.Close()
+	want := []netip.AddrPort{l4.Addr().(*net.TCPAddr).AddrPort()}
+	// ":0" is a dual-stack IPv6 socket on Linux, in tcp6 as [::].
+	if l6, err := net.Listen("tcp", ":0"); err == nil {
+		defer l6.Close()
+		if a := l6.Addr().(*net.TCPAddr).AddrPort(); a.Addr().Is6() {
+			want = append(want, netip.AddrPortFrom(netip.IPv6Unspecified(), a.Port()))
+		}
+	}
+	// A connected socket is not listening.
+	c, err := net.Dial("tcp4", l4.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	got, err := jcmd.ListeningTCP(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("ListeningTCP(self) = %v, misses %v", got, w)
+		}
+	}
+	if slices.Contains(got, c.LocalAddr().(*net.TCPAddr).AddrPort()) {
+		t.Errorf("ListeningTCP(self) = %v includes the connected socket", got)
+	}
+
+	if _, err := jcmd.ListeningTCP(1 << 30); !errors.Is(err, attach.ErrProcessGone) {
+		t.Errorf("ListeningTCP(no such pid): %v", err)
+	}
+}
+
+// TestListeningTCPDebugging starts JDWP on demand in a JDK 17 JVM listening on 127.0.0.1:0 (JDK 24
+// removed onjcmd=y; JDK 25 refuses it at startup). The JVM reports the configured port, 0; the real one
+// shows as a new listening socket, where a JDWP handshake is answered.
+func TestListeningTCPDebugging(t *testing.T) {
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{
+		"-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,onjcmd=y,address=127.0.0.1:0",
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	before, err := jcmd.ListeningTCP(j.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before) != 0 {
+		t.Fatalf("JVM listens before debugging starts: %v", before)
+	}
+	vm := dialVM(t, ctx, j.PID)
+	out, err := vm.Jcmd(ctx, "VM.start_java_debugging")
+	if err != nil || !strings.Contains(out, "127.0.0.1:0") {
+		t.Fatalf("VM.start_java_debugging: %q, %v", out, err)
+	}
+	var fresh []netip.AddrPort
+	for deadline := time.Now().Add(10 * time.Second); len(fresh) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		after, err := jcmd.ListeningTCP(j.PID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range after {
+			if !slices.Contains(before, a) {
+				fresh = append(fresh, a)
+			}
+		}
+	}
+	if len(fresh) != 1 || fresh[0].Addr() != netip.MustParseAddr("127.0.0.1") || fresh[0].Port() == 0 {
+		t.Fatalf("new listening sockets %v, want one on 127.0.0.1", fresh)
+	}
+	// The agent prints the port on the JVM's stdout, which a client of a remote JVM cannot see.
+	if want := "Listening for transport dt_socket at address: " + strconv.Itoa(int(fresh[0].Port())); !strings.Contains(j.Stdout(), want) {
+		t.Errorf("stdout %q lacks %q", j.Stdout(), want)
+	}
+
+	c, err := net.DialTimeout("tcp", fresh[0].String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	const handshake = "JDWP-Handshake"
+	if _, err := io.WriteString(c, handshake); err != nil {
+		t.Fatal(err)
+	}
+	reply := make([]byte, len(handshake))
+	if _, err := io.ReadFull(c, reply); err != nil || string(reply) != handshake {
+		t.Fatalf("handshake reply %q, %v", reply, err)
+	}
+}
