@@ -210,7 +210,9 @@ type writtenFile struct {
 	Size     int64  `json:"size,omitempty"`
 }
 
-func (r *result) notef(format string, args ...any) { r.Notes = append(r.Notes, fmt.Sprintf(format, args...)) }
+func (r *result) notef(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
 
 // execute runs req against one JVM, writing output to w.
 func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) *result {
