@@ -124,7 +124,7 @@ func (c *Client) Describe(ctx context.Context, name string) (*Command, error) {
 func (c *Client) unknownCommand(ctx context.Context, name string) error {
 	names, err := c.Commands(ctx)
 	if err == nil {
-		if s := closestName(name, names); s != "" {
+		if s := Suggest(name, names); s != "" {
 			return fmt.Errorf("%w %q; did you mean %q?", ErrUnknownCommand, name, s)
 		}
 	}

@@ -147,7 +147,7 @@ func TestJFRRoundTrip(t *testing.T) {
 		if _, err := c.RunChecked(ctx, "JFR.start duration=often"); err == nil {
 			t.Error("bad NANOTIME accepted")
 		}
-		if _, err := c.RunChecked(ctx, "JFR.strat"); !errors.Is(err, jcmd.ErrUnknownCommand) || !strings.Contains(err.Error(), "JFR.start") {
+		if _, err := c.RunChecked(ctx, "JFR.sart"); !errors.Is(err, jcmd.ErrUnknownCommand) || !strings.Contains(err.Error(), "JFR.start") {
 			t.Errorf("misspelt command: %v", err)
 		}
 	})

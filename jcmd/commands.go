@@ -200,7 +200,7 @@ func (c *Client) StartDebugging(ctx context.Context) (*Debugger, error) {
 		}
 	}
 	if feature >= 24 {
-		return nil, fmt.Errorf("%w: JVM %d runs JDK %d; onjcmd=y was removed in JDK 24 (JDK-8336401), start the JVM with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=<host:port> instead (JVM said: %v)", ErrDebuggingUnsupported, t.PID, feature, err)
+		return nil, fmt.Errorf("%w: JVM %d runs JDK %d; onjcmd=y was removed in JDK 24 (JDK-8336401), start the JVM with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=<host:port> instead (JVM said: %s)", ErrDebuggingUnsupported, t.PID, feature, err.Error())
 	}
 	return nil, fmt.Errorf("VM.start_java_debugging: %w; the JVM must run with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,onjcmd=y", err)
 }

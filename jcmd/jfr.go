@@ -251,6 +251,11 @@ func (b *lineBuilder) quoted(v string) {
 	if v == "" {
 		return
 	}
+	if strings.Contains(v, "=") {
+		// HotSpot's parser cuts a bare word at '=' (GC.heap_dump /tmp/a=b writes /tmp/a).
+		b.err = fmt.Errorf("jcmd: %q: a positional argument cannot contain '='", v)
+		return
+	}
 	n := len(b.parts)
 	b.str("x", v)
 	if len(b.parts) > n {

@@ -79,7 +79,7 @@ func isCommandName(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if !(r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+		if r != '.' && r != '_' && r != '-' && (r < '0' || r > '9') && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') {
 			return false
 		}
 	}
@@ -582,8 +582,8 @@ func closingQuote(s string, open int) (int, bool) {
 
 // arg is one word of a command line split into key and value like the JVM does.
 type arg struct {
-	word, key, value string
-	hasValue         bool
+	key, value string
+	hasValue   bool
 }
 
 // parseArg reads "key", "key=value" and their quoted forms ('key'='a b', key="a b"): a quote ends the
@@ -591,7 +591,7 @@ type arg struct {
 // HotSpot's DCmdArgIter reads quotes the same way but does not insist on the end, which only matters
 // for words no one means to write).
 func parseArg(word string) (arg, error) {
-	a := arg{word: word}
+	var a arg
 	key, pos, err := readPart(word, 0, true)
 	if err != nil {
 		return a, err
@@ -612,7 +612,7 @@ func parseArg(word string) (arg, error) {
 
 func readPart(s string, pos int, key bool) (string, int, error) {
 	var b strings.Builder
-	for pos < len(s) && !(key && s[pos] == '=') {
+	for pos < len(s) && (!key || s[pos] != '=') {
 		if q := s[pos]; q == '"' || q == '\'' {
 			j, ok := closingQuote(s, pos)
 			if !ok {
@@ -630,8 +630,9 @@ func readPart(s string, pos int, key bool) (string, int, error) {
 // Check validates the words that follow the command name on a jcmd line (e.g. ["name=t1",
 // "path-to-gc-roots=true"]) the way the JVM's parser will, before anything is sent. It returns
 // *OptionError for an unknown option (with the closest known name), a bad value for the option's type,
-// a repeated option, a missing mandatory argument, too many positional arguments, and a few mistakes
-// the JVM accepts silently or only warns about:
+// a repeated option, a missing mandatory argument (also where JDK 25's JFR parser forgets to insist:
+// JFR.stop without name, JFR.view without a view), too many positional arguments ("unknown
+// argument"), and a few mistakes the JVM accepts silently or only warns about:
 //
 //   - an unquoted positional argument with "=" in it, which HotSpot cuts at the "=" (GC.heap_dump
 //     /tmp/a=b.hprof writes /tmp/a): quote the word;
@@ -1143,9 +1144,11 @@ func parseCompactBytes(s string) (int64, bool) {
 	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, false
 	}
-	exp := strings.Index("kMGTPE", unit) + 1
-	if unit != "" && exp == 0 {
-		return 0, false
+	exp := 0
+	if unit != "" {
+		if exp = strings.Index("kMGTPE", unit) + 1; exp == 0 {
+			return 0, false
+		}
 	}
 	v := f * math.Pow(1024, float64(exp))
 	if v >= math.MaxInt64 {
