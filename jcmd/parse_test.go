@@ -113,7 +113,7 @@ var startedRecording = regexp.MustCompile(`(?:Started recording|Recording) (\d+)
 // -capture ./jcmd/). The other tests only read them.
 func TestCapture(t *testing.T) {
 	if !*captureGolden {
-		t.Skip("the golden outputs are rewritten with -capture")
+		return // a generator, not a check: it runs only with -capture
 	}
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, captureJDK)
