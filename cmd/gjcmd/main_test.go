@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -536,6 +538,62 @@ func TestFilesFromContainers(t *testing.T) {
 			if r.code != want2.code || strings.Contains(want2.stdout, "Dumped recording") != strings.Contains(r.stdout, "Dumped recording") {
 				t.Errorf("bare JFR.dump: gjcmd %d %q, jcmd %d %q", r.code, r.stdout, want2.code, want2.stdout)
 			}
+		}
+	})
+}
+
+// TestLeakCLI: the issue's own command line on a leaking workload: the dump carries reference chains
+// from GC roots to the leaked objects (read with the JDK's jfr tool).
+func TestLeakCLI(t *testing.T) {
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Leak", JVMArgs: []string{"-Xmx64m", "-XX:StartFlightRecording=settings=profile,name=leak"}})
+		pid := strconv.Itoa(j.PID)
+		time.Sleep(6 * time.Second) // leaked objects must age and survive collections
+		dir := t.TempDir()
+		x := filepath.Join(dir, "x.jfr")
+		r := gjcmd(t, pid, "JFR.dump", "path-to-gc-roots=true", "filename="+x)
+		if r.code != 0 {
+			t.Fatalf("JFR.dump: %d %s %s", r.code, r.stdout, r.stderr)
+		}
+		out, err := exec.Command(jdk.Bin("jfr"), "print", "--events", "jdk.OldObjectSample", x).CombinedOutput()
+		if err != nil {
+			t.Fatalf("jfr print: %v", err)
+		}
+		if !bytes.Contains(out, []byte("LEAK : java.lang.Class")) || !bytes.Contains(out, []byte("root = {")) {
+			t.Errorf("no reference chain from a GC root to the leak in %d bytes of jfr print output", len(out))
+		}
+	})
+}
+
+// TestDebuggingCLI: JDK 17 reports the port the JDWP agent really listens on; JDK 24+ say that
+// on-demand debugging is gone.
+func TestDebuggingCLI(t *testing.T) {
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		if jdk.Feature >= 24 {
+			j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+			r := gjcmd(t, strconv.Itoa(j.PID), "VM.start_java_debugging")
+			if r.code != 1 || !strings.Contains(r.stderr, "removed in JDK 24") {
+				t.Errorf("JDK %d: exit %d %q", jdk.Feature, r.code, r.stderr)
+			}
+			return
+		}
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{
+			"-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,onjcmd=y,address=127.0.0.1:0"}})
+		r := gjcmd(t, strconv.Itoa(j.PID), "VM.start_java_debugging")
+		m := regexp.MustCompile(`JDWP is listening on (127\.0\.0\.1:\d+)`).FindStringSubmatch(r.stderr)
+		if r.code != 0 || m == nil || !strings.Contains(r.stdout, "Debugging has been started.") {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		c, err := net.DialTimeout("tcp", m[1], 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c.Write([]byte("JDWP-Handshake"))
+		buf := make([]byte, 14)
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "JDWP-Handshake" {
+			t.Errorf("handshake: %q %v", buf, err)
 		}
 	})
 }
