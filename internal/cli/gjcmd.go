@@ -329,8 +329,11 @@ func (g *gjcmd) collectFile(ctx context.Context, cl *jcmd.Client, line, out stri
 		return nil
 	}
 	wf := writtenFile{Path: f.Path, HostPath: f.HostPath}
-	if cl.Target().Container() {
+	switch {
+	case cl.Target().Container():
 		res.notef("the JVM wrote %s; from this host: %s", f.Path, f.HostPath)
+	case !strings.Contains(out, f.Path):
+		res.notef("the JVM wrote %s", f.Path) // e.g. Compiler.perfmap, which prints nothing
 	}
 	if dst := g.copyTo + g.output; dst != "" {
 		to, n, err := cl.CopyOut(ctx, f, dst, g.overwrite)
