@@ -1,0 +1,13 @@
+// Command jvmkit reads running HotSpot JVMs (and their core files) from the outside: VMStructs, code
+// cache, threads and flags, with no agent and no attach.
+package main
+
+import (
+	"os"
+
+	"github.com/jvmkit/jvmkit/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.JvmkitMain(os.Args[1:], os.Stdout, os.Stderr))
+}

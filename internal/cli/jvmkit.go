@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jvmkit/jvmkit/vmstructs"
+)
+
+// JvmkitMain runs jvmkit with the given arguments (without the program name) and returns the exit
+// status.
+func JvmkitMain(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	app := &jvmkit{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "jvmkit",
+		Short: "Read running HotSpot JVMs from the outside: VMStructs, code cache, threads, flags",
+		Long: `jvmkit reads a HotSpot JVM's own self-description (VMStructs) from its memory, with no agent and
+no attach: nothing runs in the JVM and it is not stopped. A target is a pid (the host pid for a JVM in a
+container) or, where the command says so, a core file made with gcore.
+
+Exit status: 0 ok, 1 failed, 2 usage, 3 no such JVM or not HotSpot, 4 permission, 130 interrupted.`,
+		Version:       version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().BoolVar(&app.json, "json", false, "print JSON")
+	root.AddCommand(app.vmstructsCmd(), app.flagsCmd(), app.threadsCmd(), app.codecacheCmd())
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil {
+		err = context.Canceled
+	}
+	var ue *usageError
+	if errors.As(err, &ue) || (err != nil && (strings.HasPrefix(err.Error(), "unknown ") || strings.Contains(err.Error(), "arg(s)"))) {
+		fmt.Fprintf(stderr, "jvmkit: %v\n", err)
+		return ExitUsage
+	}
+	report(stderr, "jvmkit", err)
+	return ExitCode(err)
+}
+
+type jvmkit struct {
+	stdout, stderr io.Writer
+	json           bool
+}
+
+// openTarget opens a pid, or a core file where the command accepts one.
+func (a *jvmkit) openTarget(ctx context.Context, target string, coreOK bool) (*vmstructs.JVM, error) {
+	if pid, err := strconv.Atoi(target); err == nil {
+		return vmstructs.Open(ctx, pid)
+	}
+	if !coreOK {
+		return nil, usagef("%q is not a pid", target)
+	}
+	return vmstructs.OpenCoreFile(ctx, target)
+}
+
+func (a *jvmkit) printJSON(schema string, v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"schema": schema, "data": v})
+}
+
+func (a *jvmkit) vmstructsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "vmstructs <pid|core>",
+		Short: "Dump the JVM's VMStructs tables (types, fields, constants)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			j, err := a.openTarget(cmd.Context(), args[0], true)
+			if err != nil {
+				return err
+			}
+			defer j.Close()
+			if a.json {
+				return a.printJSON("jvmkit.vmstructs/v1", j.Table)
+			}
+			v, _ := j.Version()
+			fmt.Fprintf(a.stdout, "# %s, libjvm %s at %#x: %d fields, %d types, %d int and %d long constants\n",
+				v, j.LibJVM, j.Bias, len(j.Table.Fields), len(j.Table.Types), len(j.Table.Ints), len(j.Table.Longs))
+			for _, t := range j.Table.Types {
+				fmt.Fprintf(a.stdout, "type %s size=%d", t.Name, t.Size)
+				if t.Superclass != "" {
+					fmt.Fprintf(a.stdout, " extends %s", t.Superclass)
+				}
+				fmt.Fprintln(a.stdout)
+			}
+			for _, f := range j.Table.Fields {
+				if f.Static {
+					fmt.Fprintf(a.stdout, "field %s::%s %s static @%#x\n", f.Type, f.Name, f.TypeString, f.Address)
+				} else {
+					fmt.Fprintf(a.stdout, "field %s::%s %s +%d\n", f.Type, f.Name, f.TypeString, f.Offset)
+				}
+			}
+			for _, c := range j.Table.Ints {
+				fmt.Fprintf(a.stdout, "int %s = %d\n", c.Name, c.Value)
+			}
+			for _, c := range j.Table.Longs {
+				fmt.Fprintf(a.stdout, "long %s = %d\n", c.Name, c.Value)
+			}
+			return nil
+		},
+	}
+}

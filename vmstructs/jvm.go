@@ -1,0 +1,194 @@
+package vmstructs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// JVM is a HotSpot JVM whose VMStructs have been read, live or from a core file.
+type JVM struct {
+	PID    int    // 0 for a core file
+	LibJVM string // path of libjvm.so as the JVM sees it
+	Bias   uint64 // load address of libjvm.so
+	Mem    Memory
+	Table  *Table
+
+	syms   map[string]uint64 // libjvm's ELF symbols, relocated
+	r      reader
+	closer io.Closer
+}
+
+func newJVM(ctx context.Context, mem Memory, fileSyms map[string]uint64, bias uint64) (*JVM, error) {
+	syms := make(map[string]uint64, len(fileSyms))
+	for k, v := range fileSyms {
+		syms[k] = v + bias
+	}
+	t, err := ReadTable(mem, func(name string) (uint64, bool) { v, ok := syms[name]; return v, ok })
+	if err != nil {
+		return nil, err
+	}
+	return &JVM{Bias: bias, Mem: mem, Table: t, syms: syms, r: reader{mem}}, ctx.Err()
+}
+
+// Close releases the memory handle.
+func (j *JVM) Close() error {
+	if j.closer != nil {
+		return j.closer.Close()
+	}
+	return nil
+}
+
+// Symbol returns the address of one of libjvm's ELF symbols (dynamic or static) in the process.
+func (j *JVM) Symbol(name string) (uint64, bool) { v, ok := j.syms[name]; return v, ok }
+
+// ErrNotSupported is wrapped by MissingError.
+var ErrNotSupported = errors.New("not supported by this JVM")
+
+// MissingError says which VMStructs entries a feature needs and this JVM does not export: the
+// feature is unavailable, the rest works.
+type MissingError struct {
+	Feature string
+	Missing []string
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("vmstructs: %s needs %s, which this JVM does not export", e.Feature, strings.Join(e.Missing, ", "))
+}
+
+func (e *MissingError) Unwrap() error { return ErrNotSupported }
+
+// F is a resolved field: where it is and how wide it is.
+type F struct {
+	Type, Name string // the names that matched (one of the aliases)
+	Offset     uint64 // non-static
+	Addr       uint64 // static
+	Size       uint64 // width in bytes, from the field's type string
+	OK         bool
+}
+
+// resolver resolves fields and constants for one feature and remembers what is missing.
+type resolver struct {
+	j       *JVM
+	missing []string
+}
+
+func (j *JVM) resolver() *resolver { return &resolver{j: j} }
+
+// field resolves "TypeA|TypeB", "_name1|_name2": the first combination present wins.
+func (r *resolver) field(types, names string) F {
+	f, ok := r.j.lookupField(types, names)
+	if !ok {
+		r.missing = append(r.missing, types+"::"+names)
+	}
+	return f
+}
+
+// optField is field without recording a missing entry.
+func (r *resolver) optField(types, names string) F {
+	f, _ := r.j.lookupField(types, names)
+	return f
+}
+
+// typeSize resolves the size of one of the aliased types.
+func (r *resolver) typeSize(types string) uint64 {
+	for _, t := range strings.Split(types, "|") {
+		if ty, ok := r.j.Table.Type(t); ok {
+			return ty.Size
+		}
+	}
+	r.missing = append(r.missing, "sizeof("+types+")")
+	return 0
+}
+
+// intConst resolves an int constant (aliases separated by |).
+func (r *resolver) intConst(names string) int64 {
+	for _, n := range strings.Split(names, "|") {
+		if v, ok := r.j.Table.Int(n); ok {
+			return v
+		}
+	}
+	r.missing = append(r.missing, names)
+	return 0
+}
+
+func (r *resolver) err(feature string) error {
+	if len(r.missing) == 0 {
+		return nil
+	}
+	return &MissingError{Feature: feature, Missing: r.missing}
+}
+
+func (j *JVM) lookupField(types, names string) (F, bool) {
+	for _, t := range strings.Split(types, "|") {
+		for _, n := range strings.Split(names, "|") {
+			if f, ok := j.Table.Field(t, n); ok {
+				return F{Type: t, Name: n, Offset: f.Offset, Addr: f.Address, Size: j.width(f.TypeString), OK: true}, true
+			}
+		}
+	}
+	return F{}, false
+}
+
+// width is the size of a field of C++ type ts: pointers are 8 bytes; everything else from the types
+// table, so that fields whose width changed between JDKs are read right.
+func (j *JVM) width(ts string) uint64 {
+	ts = strings.TrimSpace(ts)
+	if strings.HasSuffix(ts, "*") {
+		return 8
+	}
+	if ty, ok := j.Table.Type(ts); ok {
+		return ty.Size
+	}
+	return 0
+}
+
+// get reads field f of the object at base as an unsigned integer of the field's width.
+func (j *JVM) get(base uint64, f F) (uint64, error) {
+	if !f.OK {
+		return 0, fmt.Errorf("vmstructs: field not available")
+	}
+	size := f.Size
+	if size == 0 {
+		size = 8
+	}
+	return j.r.uint(base+f.Offset, size)
+}
+
+// getInt is get for signed fields.
+func (j *JVM) getInt(base uint64, f F) (int64, error) {
+	size := f.Size
+	if size == 0 {
+		size = 8
+	}
+	return j.r.int(base+f.Offset, size)
+}
+
+// static reads a static field's value.
+func (j *JVM) static(f F) (uint64, error) {
+	if !f.OK {
+		return 0, fmt.Errorf("vmstructs: field not available")
+	}
+	size := f.Size
+	if size == 0 {
+		size = 8
+	}
+	return j.r.uint(f.Addr, size)
+}
+
+// Version returns the JVM's release string (e.g. "17.0.15+6-Debian-1deb12u1") from
+// Abstract_VM_Version::_s_vm_release.
+func (j *JVM) Version() (string, error) {
+	r := j.resolver()
+	rel := r.field("Abstract_VM_Version", "_s_vm_release")
+	if err := r.err("version"); err != nil {
+		return "", err
+	}
+	p, err := j.r.u64(rel.Addr)
+	if err != nil {
+		return "", err
+	}
+	return j.r.cstring(p, 256)
+}

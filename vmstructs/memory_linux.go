@@ -1,0 +1,86 @@
+package vmstructs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// ProcessMemory reads a live process through /proc/<pid>/mem (pread), falling back to
+// process_vm_readv where /proc/<pid>/mem cannot be opened. Neither stops the target.
+type ProcessMemory struct {
+	pid int
+	f   *os.File // nil: process_vm_readv
+}
+
+// OpenProcessMemory opens the address space of pid. It needs ptrace access (same uid and a dumpable
+// target, or CAP_SYS_PTRACE).
+func OpenProcessMemory(pid int) (*ProcessMemory, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("open memory of %d: %w", pid, err)
+		}
+		// process_vm_readv has the same permission rules but works where /proc is restricted.
+		return &ProcessMemory{pid: pid}, nil
+	}
+	return &ProcessMemory{pid: pid, f: f}, nil
+}
+
+// Close releases the file.
+func (m *ProcessMemory) Close() error {
+	if m.f != nil {
+		return m.f.Close()
+	}
+	return nil
+}
+
+// ReadAt implements Memory.
+func (m *ProcessMemory) ReadAt(p []byte, addr uint64) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if m.f != nil {
+		if addr > 1<<63-1 {
+			return 0, &FaultError{Addr: addr, Len: len(p), Err: unix.EFAULT}
+		}
+		n, err := m.f.ReadAt(p, int64(addr))
+		if n == len(p) {
+			return n, nil
+		}
+		if err == nil {
+			err = unix.EFAULT
+		}
+		return n, &FaultError{Addr: addr, Len: len(p), Err: err}
+	}
+	return readv(m.pid, p, addr)
+}
+
+// readv is process_vm_readv for one range.
+func readv(pid int, p []byte, addr uint64) (int, error) {
+	local := []unix.Iovec{{Base: &p[0]}}
+	local[0].SetLen(len(p))
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(p)}}
+	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	if n == len(p) {
+		return n, nil
+	}
+	if err == nil {
+		err = unix.EFAULT
+	}
+	return max(n, 0), &FaultError{Addr: addr, Len: len(p), Err: err}
+}
+
+// VMReadvMemory reads a live process with process_vm_readv only.
+type VMReadvMemory struct{ PID int }
+
+// ReadAt implements Memory.
+func (m VMReadvMemory) ReadAt(p []byte, addr uint64) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	return readv(m.PID, p, addr)
+}
