@@ -9,6 +9,16 @@ import (
 // elfSymbols reads the dynamic and, when present, static symbol tables of an ELF file and its
 // PT_LOAD segments. debug/elf has panicked on corrupt input before; a panic becomes an error.
 func elfSymbols(r io.ReaderAt) (syms map[string]uint64, loads []elf.ProgHeader, err error) {
+	return readELF(r, true)
+}
+
+// elfDynamicSymbols is elfSymbols without .symtab: the tables' symbols are all exported, and
+// libjvm's .symtab (58k symbols) costs ~17 ms to read; it is loaded lazily when needed.
+func elfDynamicSymbols(r io.ReaderAt) (syms map[string]uint64, loads []elf.ProgHeader, err error) {
+	return readELF(r, false)
+}
+
+func readELF(r io.ReaderAt, withSymtab bool) (syms map[string]uint64, loads []elf.ProgHeader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("vmstructs: malformed ELF file: %v", p)
@@ -31,8 +41,12 @@ func elfSymbols(r io.ReaderAt) (syms map[string]uint64, loads []elf.ProgHeader, 
 	}
 	dyn, derr := f.DynamicSymbols()
 	add(dyn)
-	st, serr := f.Symbols()
-	add(st)
+	serr := derr
+	if withSymtab {
+		var st []elf.Symbol
+		st, serr = f.Symbols()
+		add(st)
+	}
 	if derr != nil && serr != nil {
 		return nil, nil, fmt.Errorf("vmstructs: no symbol table: %w", derr)
 	}

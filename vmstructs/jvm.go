@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 )
 
 // JVM is a HotSpot JVM whose VMStructs have been read, live or from a core file.
@@ -19,6 +20,11 @@ type JVM struct {
 	syms   map[string]uint64 // libjvm's ELF symbols, relocated
 	r      reader
 	closer io.Closer
+
+	// moreSyms loads the symbols not read at open (libjvm's .symtab), once, on the first miss.
+	moreSyms   func() (map[string]uint64, error)
+	moreOnce   sync.Once
+	moreLoaded map[string]uint64
 }
 
 func newJVM(ctx context.Context, mem Memory, fileSyms map[string]uint64, bias uint64) (*JVM, error) {
@@ -42,7 +48,27 @@ func (j *JVM) Close() error {
 }
 
 // Symbol returns the address of one of libjvm's ELF symbols (dynamic or static) in the process.
-func (j *JVM) Symbol(name string) (uint64, bool) { v, ok := j.syms[name]; return v, ok }
+// Static (.symtab) symbols are read on the first lookup that needs them.
+func (j *JVM) Symbol(name string) (uint64, bool) {
+	if v, ok := j.syms[name]; ok {
+		return v, true
+	}
+	if j.moreSyms == nil {
+		return 0, false
+	}
+	j.moreOnce.Do(func() {
+		more, err := j.moreSyms()
+		if err != nil {
+			return
+		}
+		j.moreLoaded = make(map[string]uint64, len(more))
+		for k, v := range more {
+			j.moreLoaded[k] = v + j.Bias
+		}
+	})
+	v, ok := j.moreLoaded[name]
+	return v, ok
+}
 
 // ErrNotSupported is wrapped by MissingError.
 var ErrNotSupported = errors.New("not supported by this JVM")

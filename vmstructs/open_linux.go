@@ -40,7 +40,7 @@ func Open(ctx context.Context, pid int) (*JVM, error) {
 		return nil, fmt.Errorf("vmstructs: open %s: %w", file, err)
 	}
 	defer f.Close()
-	syms, loads, err := elfSymbols(f)
+	syms, loads, err := elfDynamicSymbols(f)
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +58,15 @@ func Open(ctx context.Context, pid int) (*JVM, error) {
 		return nil, err
 	}
 	j.PID, j.LibJVM, j.closer = pid, lib.Path, mem
+	j.moreSyms = func() (map[string]uint64, error) {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		all, _, err := elfSymbols(f)
+		return all, err
+	}
 	return j, nil
 }
 
