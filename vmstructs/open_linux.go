@@ -81,4 +81,3 @@ func findLibJVM(maps []procfs.Mapping) (procfs.Mapping, bool) {
 	}
 	return best, found
 }
-
