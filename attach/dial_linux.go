@@ -9,25 +9,10 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// VM is an attached HotSpot JVM. Each operation opens its own connection (one operation per
-// connection is the protocol); a VM is safe for concurrent use.
-type VM struct {
-	Target *Target
-
-	opts    Options
-	pidfd   int
-	inotify int // kept open until Close, see startListener
-
-	mu      sync.Mutex
-	proto   int  // negotiated protocol, ProtocolAuto until known
-	asOwner bool // connect with the target's effective ids (JDK 8 refuses root)
-}
 
 // Dial attaches to the HotSpot JVM with the given pid (as seen by the caller; for a JVM in a container
 // that is its host pid). If the JVM's attach listener is not running yet it is started. ctx bounds
@@ -233,9 +218,6 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // watchInterval is how often a blocked read checks that the JVM is still alive and running.
 const watchInterval = time.Second
-
-// errBadVersion is returned by a probing roundTrip when the JVM does not speak protocol 2.
-var errBadVersion = errors.New("protocol version not supported by the JVM")
 
 // maxErrorOutput bounds the output kept for a *JVMError.
 const maxErrorOutput = 1 << 20

@@ -1,3 +1,5 @@
+//go:build linux
+
 package attach_test
 
 import (

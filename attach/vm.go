@@ -8,12 +8,27 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 )
 
 // DefaultAttachTimeout bounds attaching when neither the context nor Options give a deadline; it is
 // the JDK's own default (sun.tools.attach.attachTimeout).
 const DefaultAttachTimeout = 10 * time.Second
+
+// VM is an attached HotSpot JVM. Each operation opens its own connection (one operation per
+// connection is the protocol); a VM is safe for concurrent use.
+type VM struct {
+	Target *Target
+
+	opts    Options
+	pidfd   int
+	inotify int // kept open until Close, see startListener
+
+	mu      sync.Mutex
+	proto   int  // negotiated protocol, ProtocolAuto until known
+	asOwner bool // connect with the target's effective ids (JDK 8 refuses root)
+}
 
 // Options tune Dial. The zero value is what most callers want.
 type Options struct {
@@ -70,6 +85,9 @@ func (vm *VM) Load(ctx context.Context, lib string, absolute bool, options strin
 	}
 	return LoadResult(r.Status, r.Output)
 }
+
+// errBadVersion is returned by a probing roundTrip when the JVM does not speak protocol 2.
+var errBadVersion = errors.New("protocol version not supported by the JVM")
 
 // ExecuteTo runs one operation and copies its output to w as it arrives. The socket is always drained
 // at full speed, whatever the pace of w, so a slow consumer never holds up the JVM; when w fails the

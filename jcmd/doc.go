@@ -62,4 +62,8 @@
 //     error for any output without "Stopped recording".
 //   - JDK 8: JFR needs -XX:+UnlockCommercialFeatures on Oracle builds before 8u262, OpenJDK 8u262+ has
 //     it; not available on our machines, untested.
+//
+// Linux only, like package attach: on other platforms the parsers and pure functions work, and List,
+// Inspect, Dial, JVMCwd, OpenInJVM, CopyOut and ListeningTCP return errors wrapping
+// attach.ErrNotSupported.
 package jcmd

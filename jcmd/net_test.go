@@ -1,24 +1,14 @@
 package jcmd_test
 
 import (
-	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/netip"
-	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/jvmkit/jvmkit/attach"
-	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
@@ -132,101 +122,4 @@ func FuzzParseProcNetTCP(f *testing.F) {
 			}
 		}
 	})
-}
-
-func TestListeningTCPSelf(t *testing.T) {
-	l4, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l4.Close()
-	want := []netip.AddrPort{l4.Addr().(*net.TCPAddr).AddrPort()}
-	// ":0" is a dual-stack IPv6 socket on Linux, in tcp6 as [::].
-	if l6, err := net.Listen("tcp", ":0"); err == nil {
-		defer l6.Close()
-		if a := l6.Addr().(*net.TCPAddr).AddrPort(); a.Addr().Is6() {
-			want = append(want, netip.AddrPortFrom(netip.IPv6Unspecified(), a.Port()))
-		}
-	}
-	// A connected socket is not listening.
-	c, err := net.Dial("tcp4", l4.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-
-	got, err := jcmd.ListeningTCP(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range want {
-		if !slices.Contains(got, w) {
-			t.Errorf("ListeningTCP(self) = %v, misses %v", got, w)
-		}
-	}
-	if slices.Contains(got, c.LocalAddr().(*net.TCPAddr).AddrPort()) {
-		t.Errorf("ListeningTCP(self) = %v includes the connected socket", got)
-	}
-
-	if _, err := jcmd.ListeningTCP(1 << 30); !errors.Is(err, attach.ErrProcessGone) {
-		t.Errorf("ListeningTCP(no such pid): %v", err)
-	}
-}
-
-// TestListeningTCPDebugging starts JDWP on demand in a JDK 17 JVM listening on 127.0.0.1:0 (JDK 24
-// removed onjcmd=y; JDK 25 refuses it at startup). The JVM reports the configured port, 0; the real one
-// shows as a new listening socket, where a JDWP handshake is answered.
-func TestListeningTCPDebugging(t *testing.T) {
-	jdk := testutil.JDK17(t)
-	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{
-		"-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,onjcmd=y,address=127.0.0.1:0",
-	}})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	before, err := jcmd.ListeningTCP(j.PID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(before) != 0 {
-		t.Fatalf("JVM listens before debugging starts: %v", before)
-	}
-	vm := dialVM(t, ctx, j.PID)
-	out, err := vm.Jcmd(ctx, "VM.start_java_debugging")
-	if err != nil || !strings.Contains(out, "127.0.0.1:0") {
-		t.Fatalf("VM.start_java_debugging: %q, %v", out, err)
-	}
-	var fresh []netip.AddrPort
-	for deadline := time.Now().Add(10 * time.Second); len(fresh) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		after, err := jcmd.ListeningTCP(j.PID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, a := range after {
-			if !slices.Contains(before, a) {
-				fresh = append(fresh, a)
-			}
-		}
-	}
-	if len(fresh) != 1 || fresh[0].Addr() != netip.MustParseAddr("127.0.0.1") || fresh[0].Port() == 0 {
-		t.Fatalf("new listening sockets %v, want one on 127.0.0.1", fresh)
-	}
-	// The agent prints the port on the JVM's stdout, which a client of a remote JVM cannot see.
-	if want := "Listening for transport dt_socket at address: " + strconv.Itoa(int(fresh[0].Port())); !strings.Contains(j.Stdout(), want) {
-		t.Errorf("stdout %q lacks %q", j.Stdout(), want)
-	}
-
-	c, err := net.DialTimeout("tcp", fresh[0].String(), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	const handshake = "JDWP-Handshake"
-	if _, err := io.WriteString(c, handshake); err != nil {
-		t.Fatal(err)
-	}
-	reply := make([]byte, len(handshake))
-	if _, err := io.ReadFull(c, reply); err != nil || string(reply) != handshake {
-		t.Fatalf("handshake reply %q, %v", reply, err)
-	}
 }

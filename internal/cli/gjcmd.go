@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/hsperf"
@@ -33,7 +32,7 @@ var rawOps = map[string]bool{
 
 // GjcmdMain runs gjcmd with the given arguments (without the program name) and returns the exit status.
 func GjcmdMain(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, unix.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	g := &gjcmd{stdout: stdout, stderr: stderr}
 	cmd := g.command()
