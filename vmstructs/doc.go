@@ -23,6 +23,24 @@
 //     own C++ type from the types table, and reports what this JVM lacks as a [MissingError] for that
 //     view only. Capabilities come from the presence of fields, not from version numbers.
 //
+// # Flags
+//
+// [JVM.Flags] reads the JVM's -XX flags the way `jcmd <pid> VM.flags -all` prints them (type, value,
+// kinds, origin), plus the locked diagnostic/experimental and the develop/notproduct flags jcmd omits.
+// Entries (JDK 17 and 25 alike): the static JVMFlag::flags (JVMFlag*) and JVMFlag::numFlags, and per
+// entry JVMFlag::_addr, _name, _flags (JVMFlag::Flags) and _type (the FlagType enum: bool, int, uint,
+// intx, uintx, uint64_t, size_t, double, ccstr, ccstrlist); JVMFlagOrigin::* constants,
+// JVMFlag::VALUE_ORIGIN_MASK and JVMFlag::WAS_SET_ON_COMMAND_LINE. The kind bits are not exported and
+// moved: JDK 17 has product 4, manageable 5, diagnostic 6, experimental 7, notproduct 8, develop 9, pd
+// 10, C1 11, C2 12, ARCH 13, lp64_product 14, JVMCI 15; JDK 25 dropped notproduct, so develop is 8 and
+// pd through JVMCI are 9-14 (derived from VM.flags -all on live JVMs; other releases are decoded only
+// when UseCompressedOops identifies the layout). [JVM.SetBoolFlag] writes one bool flag's byte through a
+// [Writer] the caller opens on purpose ([OpenProcessMemoryWriter]) and returns the old value; it refuses
+// non-bool and develop/notproduct flags and addresses outside libjvm's writable data. The JVM reads flags
+// without synchronisation; a byte store is atomic on x86-64 and arm64, but many flags are read only at
+// start-up, and flipping flags that chose a GC or a heap layout can crash the JVM: manageable flags are
+// the ones meant to change at run time.
+//
 // # Change log of the layouts we read (x86-64)
 //
 //	JDK 17 (OpenJDK 17.0.15): 788 fields, 768 types, 398 int and 86 long constants.
