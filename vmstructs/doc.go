@@ -41,6 +41,37 @@
 // start-up, and flipping flags that chose a GC or a heap layout can crash the JVM: manageable flags are
 // the ones meant to change at run time.
 //
+// # Threads
+//
+// [JVM.Threads] lists the Java threads without stopping the JVM: ThreadsSMRSupport::_java_thread_list
+// -> ThreadsList::{_length, _threads} (JDK 10+). The reader holds no hazard pointer, so it re-reads the
+// list pointer after copying the array (retrying if the list was replaced) and drops threads that left
+// the list meanwhile. Per JavaThread: the tid from OSThread::_thread_id via JavaThread::_osthread (17)
+// or Thread::_osthread (25), the state from JavaThread::_thread_state (named by the _thread_* int
+// constants), the last Java frame from JavaThread::_anchor. Name, Java id, daemon and Thread.State come
+// from the java.lang.Thread object: JavaThread::_threadObj (an OopHandle) -> Thread.name ->
+// String.value/coder. Those Java field offsets are not in VMStructs; they are libjvm statics
+// (java_lang_Thread::_name_offset, java_lang_String::_value_offset, ...) found by their mangled names in
+// .symtab; on JDK 19+ daemon and status live in Thread.FieldHolder. References follow UseCompressedOops
+// with CompressedOops::_narrow_oop._base/_shift (17) or CompressedOops::_base/_shift (21+); generational
+// ZGC pointers are uncoloured (x86-64 layout). Without .symtab a live JVM's threads are named from
+// /proc/<pid>/task/<tid>/comm (15 bytes, marked truncated); a core's are left unnamed. TID is the id in
+// the JVM's own pid namespace; HostTID maps it through NSpid for live JVMs.
+//
+// # Core files
+//
+// [OpenCore] reads the same tables from an ELF core file written by gdb's gcore or by the kernel
+// (64-bit little-endian; notes NT_FILE, NT_PRSTATUS, NT_PRPSINFO, NT_AUXV as in include/uapi/linux/elf.h
+// and fs/binfmt_elf.c). libjvm.so is found among the core's file mappings and opened under
+// CoreOptions.Root (the container's root for a JVM that ran in one); its build ID must match the copy
+// of libjvm's first page in the core. Memory comes from the core's PT_LOAD segments; read-only file
+// mappings the core left out are read from the mapped file, never a writable one. HotSpot sets its
+// coredump_filter to 0x3f, so gcore normally dumps libjvm whole, including PROT_NONE reservations (a
+// default JVM's core is several GB); with the kernel's default 0x33, unmodified file mappings (libjvm's
+// text and .rodata, where the VMStructs names are) are left out and read from the file. JVM.PID is 0
+// for a core; the dumped pid, the threads and their registers are on JVM.Core(). [Cached] puts a
+// bounded LRU page cache in front of any Memory.
+//
 // # Change log of the layouts we read (x86-64)
 //
 //	JDK 17 (OpenJDK 17.0.15): 788 fields, 768 types, 398 int and 86 long constants.

@@ -162,6 +162,10 @@ func (j *JVM) lookupField(types, names string) (F, bool) {
 // table, so that fields whose width changed between JDKs are read right.
 func (j *JVM) width(ts string) uint64 {
 	ts = strings.TrimSpace(ts)
+	// "const uint", "volatile int": qualifiers do not change the width.
+	for _, q := range []string{"const ", "volatile "} {
+		ts = strings.TrimPrefix(ts, q)
+	}
 	if strings.HasSuffix(ts, "*") {
 		return 8
 	}
