@@ -35,6 +35,7 @@ Exit status: 0 ok, 1 failed, 2 usage, 3 no such JVM or not HotSpot, 4 permission
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().BoolVar(&app.json, "json", false, "print JSON")
+	root.PersistentFlags().StringVar(&app.coreRoot, "core-root", "", "for a core file: the directory the JVM's files are under (a container's root)")
 	root.AddCommand(app.vmstructsCmd(), app.flagsCmd(), app.threadsCmd(), app.codecacheCmd())
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -55,6 +56,7 @@ Exit status: 0 ok, 1 failed, 2 usage, 3 no such JVM or not HotSpot, 4 permission
 type jvmkit struct {
 	stdout, stderr io.Writer
 	json           bool
+	coreRoot       string
 }
 
 // openTarget opens a pid, or a core file where the command accepts one.
@@ -65,7 +67,7 @@ func (a *jvmkit) openTarget(ctx context.Context, target string, coreOK bool) (*v
 	if !coreOK {
 		return nil, usagef("%q is not a pid", target)
 	}
-	return vmstructs.OpenCoreFile(ctx, target)
+	return vmstructs.OpenCore(ctx, target, vmstructs.CoreOptions{Root: a.coreRoot})
 }
 
 func (a *jvmkit) printJSON(schema string, v any) error {
