@@ -41,6 +41,27 @@
 // start-up, and flipping flags that chose a GC or a heap layout can crash the JVM: manageable flags are
 // the ones meant to change at run time.
 //
+// # Code cache
+//
+// [JVM.CodeCache], [JVM.CodeBlobs], [JVM.FindBlob] and [JVM.MethodName] read the code heaps:
+// CodeCache::_heaps (GrowableArrayBase::_len, GenericGrowableArray before JDK 16, GrowableArray<int>::_data),
+// CodeCache::_low_bound/_high_bound, CodeHeap::{_memory, _segmap, _log2_segment_size},
+// VirtualSpace::{_low, _high, _low_boundary, _high_boundary}, sizeof(HeapBlock) and
+// HeapBlock::Header::{_length, _used}. Block starts come from the segment map (0 at a block start, a
+// backwards hop count inside a block, 0xFF for free space); FindBlob follows at most 64 hops. JDK 17 keeps
+// the code range in the pointers _code_begin/_code_end and a blob's C++ class is recognised by its vtable
+// pointer against libjvm's _ZTV* symbols; JDK 23+ stores _code_offset/_data_offset relative to the blob
+// and a _kind byte (CodeBlobKind::* constants). HeapBlock shrank from 16 to 8 bytes (_length size_t ->
+// uint32_t), _frame_complete_offset became int16, _comp_level one byte, the verified entry a u2 offset.
+// Method names follow Method::external_name as Compiler.perfmap prints them: Method::_constMethod ->
+// ConstMethod::{_constants, _name_index, _signature_index} -> constant-pool slots (cp +
+// sizeof(ConstantPool) + 8*index, low tag bit masked) and ConstantPool::_pool_holder -> Klass::_name ->
+// Symbol::{_length, _body}. [CodeCache.Scopes] decodes an nmethod's inlining chain from
+// PcDesc::{_pc_offset, _scope_decode_offset} and UNSIGNED5 scope records (sender offset, metadata index,
+// bci + 1; JDK 20+ excludes the zero byte): on JDK <= 22 at offsets from the nmethod, on JDK 25 in
+// nmethod::_immutable_data (PcDescs first) with the metadata at CodeBlob::_mutable_data +
+// _relocation_size. Line numbers come from the compressed table after the bytecodes.
+//
 // # Threads
 //
 // [JVM.Threads] lists the Java threads without stopping the JVM: ThreadsSMRSupport::_java_thread_list
