@@ -1,5 +1,10 @@
 // Package cli holds the command trees of jvmkit's binaries (cobra, RunE, one exit point). The mains in
-// cmd/ only call Main and exit with its status.
+// cmd/ only call GjcmdMain or JvmkitMain and exit with its status.
+//
+// gjcmd (gjcmd.go) is the drop-in jcmd. jvmkit (jvmkit*.go, one file per view) reads JVMs through
+// VMStructs: vmstructs, flags (--set ... --write-memory), threads, codecache (--pc); every view takes a
+// pid or a core file (--core-root for a containerised JVM's core) and prints JSON with --json as
+// {"schema": "jvmkit.<view>/v1", "data": ...}.
 //
 // Exit statuses, shared by every tool:
 //
