@@ -647,87 +647,11 @@ func (c *CodeCache) namer() *methodNamer {
 	return c.n
 }
 
-// decodeLE decodes a little-endian unsigned integer of size bytes at off, if buf holds it.
-func decodeLE(buf []byte, off, size uint64) (uint64, bool) {
-	if size == 0 || size > 8 || off+size > uint64(len(buf)) || off+size < off {
-		return 0, false
-	}
-	var v uint64
-	for i := size; i > 0; i-- {
-		v = v<<8 | uint64(buf[off+i-1])
-	}
-	return v, true
-}
-
-// fieldIn decodes field f of an object that starts at base in buf.
-func fieldIn(buf []byte, base uint64, f F) (uint64, bool) {
-	if !f.OK {
-		return 0, false
-	}
-	size := f.Size
-	if size == 0 {
-		size = 8
-	}
-	return decodeLE(buf, base+f.Offset, size)
-}
-
-// intFieldIn is fieldIn for signed fields.
-func intFieldIn(buf []byte, base uint64, f F) (int64, bool) {
-	v, ok := fieldIn(buf, base, f)
-	if !ok {
-		return 0, false
-	}
-	size := f.Size
-	if size == 0 {
-		size = 8
-	}
-	shift := 64 - 8*size
-	return int64(v<<shift) >> shift, true
-}
-
 // namerPages bounds the page cache of a listing's method names (64 MiB).
 const namerPages = 16 << 10
 
 // walkChunk is how much of a code heap a walk reads at once.
 const walkChunk = 1 << 20
-
-// window reads [lo, hi) of memory in chunks, forward: it keeps the last chunk read. With chunk 0 it
-// reads exactly what is asked.
-type window struct {
-	m      Memory
-	lo, hi uint64
-	chunk  uint64
-	base   uint64
-	data   []byte // valid until the next get
-	buf    []byte
-}
-
-func (w *window) get(addr, n uint64) ([]byte, error) {
-	if addr < w.lo || addr > w.hi || n > w.hi-addr {
-		return nil, &FaultError{Addr: addr, Len: int(min(n, maxRead))}
-	}
-	if addr >= w.base && addr+n <= w.base+uint64(len(w.data)) {
-		return w.data[addr-w.base : addr-w.base+n], nil
-	}
-	size := min(max(n, w.chunk), w.hi-addr)
-	if size > maxRead {
-		return nil, &FaultError{Addr: addr, Len: maxRead}
-	}
-	if uint64(cap(w.buf)) < size {
-		w.buf = make([]byte, size)
-	}
-	buf := w.buf[:size]
-	w.base, w.data = 0, nil
-	got, err := w.m.ReadAt(buf, addr)
-	if uint64(got) < n {
-		if err == nil {
-			err = &FaultError{Addr: addr, Len: int(n)}
-		}
-		return nil, err
-	}
-	w.base, w.data = addr, buf[:got]
-	return w.data[:n], nil
-}
 
 // Scope is one frame of the inlining chain of an nmethod at a pc: the compiled method itself or a
 // method the compiler inlined into it.
@@ -767,7 +691,6 @@ func (c *CodeCache) scopeLayout() (*scopeLayout, error) {
 		pcScope:  r.field("PcDesc", "_scope_decode_offset"),
 		pcsOff:   r.field("nmethod", "_scopes_pcs_offset"),
 	}
-	major := r.field("Abstract_VM_Version", "_vm_major_version")
 	if f := r.optField("nmethod", "_immutable_data"); f.OK {
 		l.immutable = f
 		l.immutableSize = r.field("nmethod", "_immutable_data_size")
@@ -790,12 +713,12 @@ func (c *CodeCache) scopeLayout() (*scopeLayout, error) {
 		c.slErr = err
 		return nil, err
 	}
-	v, err := j.static(major)
+	major, err := j.vmMajor("nmethod scopes")
 	if err != nil {
-		c.slErr = fmt.Errorf("vmstructs: nmethod scopes: read the JVM version: %w", err)
-		return nil, c.slErr
+		c.slErr = err
+		return nil, err
 	}
-	if int32(v) >= 20 {
+	if major >= 20 {
 		l.excluded = 1
 	}
 	for _, f := range []F{l.pcsOff, l.depsOff, l.dataBegin, l.metaOff, l.immutable, l.immutableSize, l.dataOff,

@@ -47,6 +47,9 @@ const (
 	maxFlagEntries = 16 << 10 // JDK 17 has 1,270 entries, JDK 25 1,290
 	maxFlagName    = 256
 	maxFlagValue   = 64 << 10 // ccstrlist values (many -XX:CompileCommand) can be long
+	// flagPages bounds the page cache of one read of the table: its names and values sit in a few pages
+	// of libjvm, so Flags makes ~40 reads instead of ~2,600.
+	flagPages = 1024
 )
 
 // flagTypes is the JVMFlag::FlagType enum (src/hotspot/share/runtime/flags/jvmFlag.hpp:
@@ -97,7 +100,7 @@ type flagTable struct {
 	origins               map[int64]string
 	originMask, cmdline   uint64
 	kinds                 []kindBit // nil: not decoded
-	r                     reader    // pages read once per call (pageCache)
+	r                     reader    // through a page cache, one per call
 }
 
 func (j *JVM) flagTable() (*flagTable, error) {
@@ -110,7 +113,7 @@ func (j *JVM) flagTable() (*flagTable, error) {
 		typ:    r.field("JVMFlag", "_type"),
 		bits:   r.optField("JVMFlag", "_flags"),
 		stride: r.typeSize("JVMFlag"),
-		r:      reader{newPageCache(j.Mem)},
+		r:      reader{Cached(j.Mem, flagPages)},
 	}
 	if err := r.err("flags"); err != nil {
 		return nil, err
@@ -219,10 +222,8 @@ func (j *JVM) flagFieldTypeString(f F) string {
 
 // flagsJDK is the JVM's feature release, 0 if unknown.
 func (j *JVM) flagsJDK() int {
-	if f, ok := j.lookupField("Abstract_VM_Version", "_vm_major_version"); ok {
-		if v, err := j.static(f); err == nil && v > 0 && v < 1000 {
-			return int(v)
-		}
+	if v, err := j.vmMajor("flags"); err == nil && v > 0 && v < 1000 {
+		return v
 	}
 	v, err := j.Version()
 	if err != nil {
@@ -258,7 +259,7 @@ func (j *JVM) readFlags() (*flagTable, []rawFlag, error) {
 	raws := make([]rawFlag, 0, t.count)
 	for i := uint64(0); i < t.count; i++ {
 		e := buf[i*t.stride : (i+1)*t.stride]
-		namePtr := flagLE(e, t.name.Offset, 8)
+		namePtr := leUint(e, t.name.Offset, 8)
 		if namePtr == 0 {
 			break
 		}
@@ -266,12 +267,12 @@ func (j *JVM) readFlags() (*flagTable, []rawFlag, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("vmstructs: flags: entry %d: name: %w", i, err)
 		}
-		rf := rawFlag{name: name, addr: flagLE(e, t.addr.Offset, 8)}
+		rf := rawFlag{name: name, addr: leUint(e, t.addr.Offset, 8)}
 		if t.bits.OK {
-			rf.bits = flagLE(e, t.bits.Offset, t.bits.Size)
+			rf.bits = leUint(e, t.bits.Offset, t.bits.Size)
 		}
 		if t.typeIsString {
-			if p := flagLE(e, t.typ.Offset, 8); p != 0 {
+			if p := leUint(e, t.typ.Offset, 8); p != 0 {
 				rf.typeString, _ = t.r.cstring(p, 32)
 			}
 			rf.typ = -1
@@ -280,63 +281,12 @@ func (j *JVM) readFlags() (*flagTable, []rawFlag, error) {
 			if size == 0 || size > 8 {
 				size = 4
 			}
-			shift := 64 - 8*size
-			rf.typ = int64(flagLE(e, t.typ.Offset, size)<<shift) >> shift
+			rf.typ = signExtend(leUint(e, t.typ.Offset, size), size)
 		}
 		raws = append(raws, rf)
 	}
 	t.chooseKinds(raws, j.flagsJDK())
 	return t, raws, nil
-}
-
-// pageCache reads whole 4 KiB pages of m, once each: a flag table's names and values sit in a few
-// pages of libjvm, so Flags makes ~40 reads instead of ~2,600. A page that cannot be read whole (at
-// the end of a mapping) is read through m directly.
-type pageCache struct {
-	m     Memory
-	pages map[uint64][]byte
-}
-
-const (
-	cachePage     = 4096
-	maxCachePages = 1024
-)
-
-func newPageCache(m Memory) *pageCache { return &pageCache{m: m, pages: map[uint64][]byte{}} }
-
-func (c *pageCache) ReadAt(p []byte, addr uint64) (int, error) {
-	n := 0
-	for n < len(p) {
-		a := addr + uint64(n)
-		pg := a &^ (cachePage - 1)
-		b, ok := c.pages[pg]
-		if !ok && len(c.pages) < maxCachePages {
-			b = make([]byte, cachePage)
-			if _, err := c.m.ReadAt(b, pg); err == nil {
-				c.pages[pg] = b
-				ok = true
-			}
-		}
-		if !ok {
-			m, err := c.m.ReadAt(p[n:], a)
-			return n + m, err
-		}
-		n += copy(p[n:], b[a-pg:])
-	}
-	return n, nil
-}
-
-// flagLE decodes a little-endian unsigned integer of size bytes (1 to 8) at off in b, 0 if it does not
-// fit.
-func flagLE(b []byte, off, size uint64) uint64 {
-	if size == 0 || size > 8 || off > uint64(len(b)) || size > uint64(len(b))-off {
-		return 0
-	}
-	var v uint64
-	for i := size; i > 0; i-- {
-		v = v<<8 | uint64(b[off+i-1])
-	}
-	return v
 }
 
 // Flags reads every flag of the JVM's JVMFlag table (JVMFlag::flags, JVMFlag::numFlags), sorted by

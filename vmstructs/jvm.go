@@ -95,6 +95,15 @@ type F struct {
 	OK         bool
 }
 
+// readSize is the width a field is read with: its Size, or 8 (a pointer or a full word) where the
+// types table does not say.
+func (f F) readSize() uint64 {
+	if f.Size == 0 {
+		return 8
+	}
+	return f.Size
+}
+
 // resolver resolves fields and constants for one feature and remembers what is missing.
 type resolver struct {
 	j       *JVM
@@ -180,20 +189,12 @@ func (j *JVM) get(base uint64, f F) (uint64, error) {
 	if !f.OK {
 		return 0, fmt.Errorf("vmstructs: field not available")
 	}
-	size := f.Size
-	if size == 0 {
-		size = 8
-	}
-	return j.r.uint(base+f.Offset, size)
+	return j.r.uint(base+f.Offset, f.readSize())
 }
 
 // getInt is get for signed fields.
 func (j *JVM) getInt(base uint64, f F) (int64, error) {
-	size := f.Size
-	if size == 0 {
-		size = 8
-	}
-	return j.r.int(base+f.Offset, size)
+	return j.r.int(base+f.Offset, f.readSize())
 }
 
 // static reads a static field's value.
@@ -201,11 +202,7 @@ func (j *JVM) static(f F) (uint64, error) {
 	if !f.OK {
 		return 0, fmt.Errorf("vmstructs: field not available")
 	}
-	size := f.Size
-	if size == 0 {
-		size = 8
-	}
-	return j.r.uint(f.Addr, size)
+	return j.r.uint(f.Addr, f.readSize())
 }
 
 // Version returns the JVM's release string (e.g. "17.0.15+6-Debian-1deb12u1") from
@@ -221,4 +218,19 @@ func (j *JVM) Version() (string, error) {
 		return "", err
 	}
 	return j.r.cstring(p, 256)
+}
+
+// vmMajor is the JVM's feature release, Abstract_VM_Version::_vm_major_version (17, 25, ...). A
+// table without the entry gives a *MissingError for feature, which also names a failed read.
+func (j *JVM) vmMajor(feature string) (int, error) {
+	r := j.resolver()
+	f := r.field("Abstract_VM_Version", "_vm_major_version")
+	if err := r.err(feature); err != nil {
+		return 0, err
+	}
+	v, err := j.static(f)
+	if err != nil {
+		return 0, fmt.Errorf("vmstructs: %s: read the JVM version: %w", feature, err)
+	}
+	return int(int32(v)), nil
 }

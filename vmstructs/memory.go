@@ -129,8 +129,7 @@ func (r reader) int(addr, size uint64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	shift := 64 - 8*size
-	return int64(v<<shift) >> shift, nil
+	return signExtend(v, size), nil
 }
 
 // cstring reads a NUL-terminated string of at most max bytes.
@@ -163,4 +162,86 @@ func (r reader) cstring(addr uint64, max int) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("read string at %#x: longer than %d bytes", addr, max)
+}
+
+// The decoders below work on bytes already read (one read of a whole object or table entry instead of
+// one per field). They never panic: what b does not hold decodes as absent.
+
+// decodeLE decodes a little-endian unsigned integer of size bytes (1 to 8) at off, if b holds it.
+func decodeLE(b []byte, off, size uint64) (uint64, bool) {
+	if size == 0 || size > 8 || off+size > uint64(len(b)) || off+size < off {
+		return 0, false
+	}
+	var v uint64
+	for i := size; i > 0; i-- {
+		v = v<<8 | uint64(b[off+i-1])
+	}
+	return v, true
+}
+
+// leUint is decodeLE with 0 for what b does not hold.
+func leUint(b []byte, off, size uint64) uint64 {
+	v, _ := decodeLE(b, off, size)
+	return v
+}
+
+// signExtend turns the low size bytes of v into a signed integer.
+func signExtend(v, size uint64) int64 {
+	shift := 64 - 8*size
+	return int64(v<<shift) >> shift
+}
+
+// fieldIn decodes field f of an object that starts at base in b.
+func fieldIn(b []byte, base uint64, f F) (uint64, bool) {
+	if !f.OK {
+		return 0, false
+	}
+	return decodeLE(b, base+f.Offset, f.readSize())
+}
+
+// intFieldIn is fieldIn for signed fields.
+func intFieldIn(b []byte, base uint64, f F) (int64, bool) {
+	v, ok := fieldIn(b, base, f)
+	if !ok {
+		return 0, false
+	}
+	return signExtend(v, f.readSize()), true
+}
+
+// window reads [lo, hi) of memory in chunks, forward: it keeps the last chunk read. With chunk 0 it
+// reads exactly what is asked.
+type window struct {
+	m      Memory
+	lo, hi uint64
+	chunk  uint64
+	base   uint64
+	data   []byte // valid until the next get
+	buf    []byte
+}
+
+func (w *window) get(addr, n uint64) ([]byte, error) {
+	if addr < w.lo || addr > w.hi || n > w.hi-addr {
+		return nil, &FaultError{Addr: addr, Len: int(min(n, maxRead))}
+	}
+	if addr >= w.base && addr+n <= w.base+uint64(len(w.data)) {
+		return w.data[addr-w.base : addr-w.base+n], nil
+	}
+	size := min(max(n, w.chunk), w.hi-addr)
+	if size > maxRead {
+		return nil, &FaultError{Addr: addr, Len: maxRead}
+	}
+	if uint64(cap(w.buf)) < size {
+		w.buf = make([]byte, size)
+	}
+	buf := w.buf[:size]
+	w.base, w.data = 0, nil
+	got, err := w.m.ReadAt(buf, addr)
+	if uint64(got) < n {
+		if err == nil {
+			err = &FaultError{Addr: addr, Len: int(n)}
+		}
+		return nil, err
+	}
+	w.base, w.data = addr, buf[:got]
+	return w.data[:n], nil
 }

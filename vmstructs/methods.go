@@ -485,15 +485,14 @@ func (j *JVM) lineLayout() (*lineLayout, error) {
 		cmSizeof:    r.typeSize("ConstMethod"),
 		flag:        uint64(r.intConst("ConstMethod::_has_linenumber_table|ConstMethodFlags::_misc_has_linenumber_table")),
 	}
-	major := r.field("Abstract_VM_Version", "_vm_major_version")
 	if err := r.err("line numbers"); err != nil {
 		return nil, err
 	}
-	v, err := j.static(major)
+	major, err := j.vmMajor("line numbers")
 	if err != nil {
-		return nil, fmt.Errorf("vmstructs: line numbers: read the JVM version: %w", err)
+		return nil, err
 	}
-	if int32(v) >= 20 {
+	if major >= 20 {
 		l.excluded = 1
 	}
 	for _, f := range []F{l.flags, l.codeSize, l.cmSize} {

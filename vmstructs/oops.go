@@ -22,7 +22,6 @@ var ErrBadOop = errors.New("not a valid Java object")
 // Limits for untrusted heap contents.
 const (
 	maxJavaString   = 64 << 10 // bytes of a String's value array that are decoded
-	maxVMFlags      = 1 << 13  // JVMFlag entries walked at most
 	maxJavaFieldOff = 1 << 12  // a Java field offset beyond this is not believed
 )
 
@@ -106,106 +105,43 @@ func (j *JVM) javaHeap() (*javaHeap, error) {
 	}
 	// Elements follow the length; before JDK 22 (JDK-8139457) the header was padded to a heap word.
 	h.byteBase = h.lengthOff + 4
-	if major, err := j.vmMajor(); err == nil && major < 22 {
+	if major, err := j.vmMajor("version"); err == nil && major < 22 {
 		h.byteBase = (h.byteBase + 7) &^ 7
 	}
 	return h, nil
 }
 
-// vmMajor is Abstract_VM_Version::_vm_major_version (17, 25, ...).
-func (j *JVM) vmMajor() (int, error) {
-	r := j.resolver()
-	f := r.field("Abstract_VM_Version", "_vm_major_version")
-	if err := r.err("version"); err != nil {
-		return 0, err
-	}
-	v, err := j.static(f)
-	if err != nil {
-		return 0, err
-	}
-	return int(int32(v)), nil
-}
-
-// vmBoolFlags reads bool JVM flags: through their global variables when .symtab names them, else
-// through the JVMFlag table that VMStructs exports (JVMFlag::flags, numFlags, _name, _addr), walked
-// once for all of them. Flags this JVM does not have are absent from the result.
+// vmBoolFlags reads bool JVM flags: through their global variables when .symtab names them (one
+// read each), else through the JVMFlag table with Flag. Flags this JVM does not have are absent from
+// the result; so are all that need the table when it cannot be read but a symbol found another.
 func (j *JVM) vmBoolFlags(names ...string) (map[string]bool, error) {
-	addrs := map[string]uint64{}
-	var rest []string
+	out := make(map[string]bool, len(names))
+	var tableErr error
 	for _, n := range names {
 		if a, ok := j.Symbol(n); ok {
-			addrs[n] = a
-		} else {
-			rest = append(rest, n)
+			v, err := j.r.u8(a)
+			if err != nil {
+				return nil, fmt.Errorf("vmstructs: read flag %s: %w", n, err)
+			}
+			out[n] = v != 0
+			continue
 		}
-	}
-	if len(rest) > 0 {
-		more, err := j.vmFlagAddrs(rest)
-		if err != nil && len(addrs) == 0 {
+		if tableErr != nil {
+			continue
+		}
+		f, err := j.Flag(n)
+		switch {
+		case errors.Is(err, ErrNoSuchFlag):
+		case err != nil && f.Name == "":
+			tableErr = err // the table itself, not this flag's value
+		case err != nil:
 			return nil, err
+		case f.Bool != nil:
+			out[n] = *f.Bool
 		}
-		for n, a := range more {
-			addrs[n] = a
-		}
 	}
-	out := make(map[string]bool, len(addrs))
-	for n, a := range addrs {
-		v, err := j.r.u8(a)
-		if err != nil {
-			return nil, fmt.Errorf("vmstructs: read flag %s: %w", n, err)
-		}
-		out[n] = v != 0
-	}
-	return out, nil
-}
-
-// vmFlagAddrs finds the addresses of flags' values in the JVMFlag table.
-func (j *JVM) vmFlagAddrs(names []string) (map[string]uint64, error) {
-	r := j.resolver()
-	flags := r.field("JVMFlag", "flags")
-	num := r.field("JVMFlag", "numFlags")
-	fname := r.field("JVMFlag", "_name")
-	faddr := r.field("JVMFlag", "_addr")
-	stride := r.typeSize("JVMFlag")
-	if err := r.err("JVM flags"); err != nil {
-		return nil, err
-	}
-	arr, err := j.static(flags)
-	if err != nil {
-		return nil, err
-	}
-	n, err := j.static(num)
-	if err != nil {
-		return nil, err
-	}
-	if stride == 0 || stride > 256 || fname.Offset+8 > stride || faddr.Offset+8 > stride {
-		return nil, fmt.Errorf("vmstructs: JVMFlag layout is implausible")
-	}
-	n = min(n, maxVMFlags)
-	buf, err := j.r.bytes(arr, int(n*stride))
-	if err != nil {
-		return nil, fmt.Errorf("vmstructs: read JVMFlag table: %w", err)
-	}
-	want := map[string]bool{}
-	for _, name := range names {
-		want[name] = true
-	}
-	// The names are string literals in libjvm's .rodata, next to each other: read them page-wise.
-	pr := reader{&tablePages{m: j.Mem, pages: map[uint64][]byte{}}}
-	out := map[string]uint64{}
-	for i := uint64(0); i < n && len(out) < len(want); i++ {
-		e := buf[i*stride : (i+1)*stride]
-		p := le64(e, fname.Offset)
-		if p == 0 {
-			continue
-		}
-		s, err := pr.cstring(p, 128)
-		if err != nil || !want[s] {
-			continue
-		}
-		if a := le64(e, faddr.Offset); a != 0 {
-			out[s] = a
-		}
+	if tableErr != nil && len(out) == 0 {
+		return nil, tableErr
 	}
 	return out, nil
 }
@@ -311,7 +247,7 @@ func (o object) uint(off, size uint64) (uint64, bool) {
 	if off+size > uint64(len(o.b)) || off+size < off {
 		return 0, false
 	}
-	return leUintN(o.b, off, size), true
+	return leUint(o.b, off, size), true
 }
 
 func (o object) ref(off uint64) (uint64, error) {

@@ -228,18 +228,18 @@ func readFields(r reader, v map[string]uint64) ([]Field, error) {
 		if err != nil {
 			return nil, &TableError{Table: "structs", Entry: i, Err: err}
 		}
-		typeName, fieldName := le64(b, offs["typeName"]), le64(b, offs["fieldName"])
+		typeName, fieldName := leUint(b, offs["typeName"], 8), leUint(b, offs["fieldName"], 8)
 		if typeName == 0 || fieldName == 0 {
 			return out, nil
 		}
 		f := Field{
-			Static:  le32(b, offs["isStatic"]) != 0,
-			Offset:  le64(b, offs["offset"]),
-			Address: le64(b, offs["address"]),
+			Static:  leUint(b, offs["isStatic"], 4) != 0,
+			Offset:  leUint(b, offs["offset"], 8),
+			Address: leUint(b, offs["address"], 8),
 		}
 		if f.Type, err = r.cstring(typeName, maxName); err == nil {
 			if f.Name, err = r.cstring(fieldName, maxName); err == nil {
-				if ts := le64(b, offs["typeString"]); ts != 0 {
+				if ts := leUint(b, offs["typeString"], 8); ts != 0 {
 					f.TypeString, err = r.cstring(ts, maxName)
 				}
 			}
@@ -279,18 +279,18 @@ func readTypes(r reader, v map[string]uint64) ([]Type, error) {
 		if err != nil {
 			return nil, &TableError{Table: "types", Entry: i, Err: err}
 		}
-		name := le64(b, offs["typeName"])
+		name := leUint(b, offs["typeName"], 8)
 		if name == 0 {
 			return out, nil
 		}
 		ty := Type{
-			Oop:      le32(b, offs["isOopType"]) != 0,
-			Integer:  le32(b, offs["isIntegerType"]) != 0,
-			Unsigned: le32(b, offs["isUnsigned"]) != 0,
-			Size:     le64(b, offs["size"]),
+			Oop:      leUint(b, offs["isOopType"], 4) != 0,
+			Integer:  leUint(b, offs["isIntegerType"], 4) != 0,
+			Unsigned: leUint(b, offs["isUnsigned"], 4) != 0,
+			Size:     leUint(b, offs["size"], 8),
 		}
 		if ty.Name, err = r.cstring(name, maxName); err == nil {
-			if sc := le64(b, offs["superclassName"]); sc != 0 {
+			if sc := leUint(b, offs["superclassName"], 8); sc != 0 {
 				ty.Superclass, err = r.cstring(sc, maxName)
 			}
 		}
@@ -325,32 +325,21 @@ func readConstants(r reader, v map[string]uint64, kind string, int32Value bool) 
 		if err != nil {
 			return nil, &TableError{Table: table, Entry: i, Err: err}
 		}
-		name := le64(b, offs["name"])
+		name := leUint(b, offs["name"], 8)
 		if name == 0 {
 			return out, nil
 		}
 		c := Constant{}
 		if int32Value {
-			c.Value = int64(int32(le32(b, offs["value"])))
+			c.Value = int64(int32(leUint(b, offs["value"], 4)))
 		} else {
-			c.Value = int64(le64(b, offs["value"]))
+			c.Value = int64(leUint(b, offs["value"], 8))
 		}
 		if c.Name, err = r.cstring(name, maxName); err != nil {
 			return nil, &TableError{Table: table, Entry: i, Err: err}
 		}
 		out = append(out, c)
 	}
-}
-
-func le64(b []byte, off uint64) uint64 {
-	_ = b[off+7]
-	return uint64(b[off]) | uint64(b[off+1])<<8 | uint64(b[off+2])<<16 | uint64(b[off+3])<<24 |
-		uint64(b[off+4])<<32 | uint64(b[off+5])<<40 | uint64(b[off+6])<<48 | uint64(b[off+7])<<56
-}
-
-func le32(b []byte, off uint64) uint32 {
-	_ = b[off+3]
-	return uint32(b[off]) | uint32(b[off+1])<<8 | uint32(b[off+2])<<16 | uint32(b[off+3])<<24
 }
 
 // tablePages serves reads from whole 4 KiB pages read once; a page that cannot be read whole is

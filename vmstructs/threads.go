@@ -327,7 +327,7 @@ func (j *JVM) threadList(l *threadLayout) (list uint64, ptrs []uint64, err error
 		}
 		ptrs = make([]uint64, n)
 		for i := range ptrs {
-			ptrs[i] = le64(b, uint64(i)*8)
+			ptrs[i] = leUint(b, uint64(i)*8, 8)
 		}
 		return list, ptrs, nil
 	}
@@ -345,19 +345,19 @@ func (j *JVM) readThread(l *threadLayout, p uint64) (t Thread, named bool, err e
 		return Thread{}, false, fmt.Errorf("read JavaThread %#x: %w", p, err)
 	}
 	t = Thread{JavaThread: p}
-	st := int64(int32(leUintN(b, l.state.Offset, l.state.Size)))
+	st := int64(int32(leUint(b, l.state.Offset, l.state.Size)))
 	name, ok := l.states[st]
 	if !ok {
 		return Thread{}, false, fmt.Errorf("JavaThread %#x: state %d is not a JavaThreadState", p, st)
 	}
 	t.State = name
 	a := l.anchor.Offset
-	t.LastJavaSP = leUintN(b, a+l.sp.Offset, 8)
-	t.LastJavaPC = leUintN(b, a+l.pc.Offset, 8)
+	t.LastJavaSP = leUint(b, a+l.sp.Offset, 8)
+	t.LastJavaPC = leUint(b, a+l.pc.Offset, 8)
 	if l.fp.OK {
-		t.LastJavaFP = leUintN(b, a+l.fp.Offset, 8)
+		t.LastJavaFP = leUint(b, a+l.fp.Offset, 8)
 	}
-	ost := leUintN(b, l.osthread.Offset, 8)
+	ost := leUint(b, l.osthread.Offset, 8)
 	if ost == 0 {
 		return Thread{}, false, fmt.Errorf("JavaThread %#x has no OSThread", p)
 	}
@@ -385,13 +385,13 @@ func (j *JVM) readThreadObject(l *threadLayout, b []byte, t *Thread) bool {
 	var err error
 	if l.handle {
 		// An OopHandle holds the address of the oop's slot in an OopStorage.
-		slot := leUintN(b, l.threadObj.Offset+l.handleObj, 8)
+		slot := leUint(b, l.threadObj.Offset+l.handleObj, 8)
 		if slot == 0 {
 			return false
 		}
 		obj, err = h.root(slot)
 	} else {
-		v := leUintN(b, l.threadObj.Offset, 8)
+		v := leUint(b, l.threadObj.Offset, 8)
 		obj, err = h.uncolor(v)
 	}
 	if err != nil || obj == 0 {
@@ -471,18 +471,6 @@ func javaThreadState(s uint32) string {
 		return "NEW"
 	}
 	return "RUNNABLE"
-}
-
-// leUintN reads a little-endian unsigned integer of size bytes at off in b (0 when out of range).
-func leUintN(b []byte, off, size uint64) uint64 {
-	if size == 0 || size > 8 || off+size > uint64(len(b)) || off+size < off {
-		return 0
-	}
-	var v uint64
-	for i := size; i > 0; i-- {
-		v = v<<8 | uint64(b[off+i-1])
-	}
-	return v
 }
 
 // taskInfo maps the JVM's own tids to tids in the reader's pid namespace, for a live JVM.
