@@ -894,3 +894,54 @@ func (c *CodeCache) decodeScopes(l *scopeLayout, d debugInfo, decode int64) ([]S
 	}
 	return out, nil
 }
+
+// maxInlinedPcDescs bounds the PcDescs Inlined decodes per nmethod (large C2 methods have thousands).
+const maxInlinedPcDescs = 1 << 16
+
+// Inlined returns the methods compiled into nmethod b other than its own: the distinct methods of every
+// scope of every PcDesc, in the order first seen, named as MethodName names them.
+func (c *CodeCache) Inlined(b *CodeBlob) ([]string, error) {
+	if b == nil || b.Kind != KindNMethod {
+		return nil, fmt.Errorf("vmstructs: inlined: not an nmethod")
+	}
+	l, err := c.scopeLayout()
+	if err != nil {
+		return nil, err
+	}
+	d, err := c.debugInfo(l, b)
+	if err != nil {
+		return nil, err
+	}
+	pcs, err := c.j.r.bytes(d.pcs, int(d.pcsEnd-d.pcs))
+	if err != nil {
+		return nil, fmt.Errorf("vmstructs: nmethod %#x PcDescs: %w", b.BlobAddr, err)
+	}
+	n := min(len(pcs)/int(l.pcSize), maxInlinedPcDescs)
+	seen := map[uint64]bool{b.Method: true}
+	decoded := map[int64]bool{}
+	nm := c.namer()
+	var out []string
+	for i := range n {
+		decode, _ := intFieldIn(pcs, uint64(i)*l.pcSize, l.pcScope)
+		if decode == 0 || decoded[decode] {
+			continue
+		}
+		decoded[decode] = true
+		scopes, err := c.decodeScopes(l, d, decode)
+		if err != nil {
+			return out, fmt.Errorf("vmstructs: nmethod %#x: %w", b.BlobAddr, err)
+		}
+		for _, s := range scopes {
+			if s.Method == 0 || seen[s.Method] {
+				continue
+			}
+			seen[s.Method] = true
+			name, err := nm.name(s.Method)
+			if err != nil {
+				name = fmt.Sprintf("Method@%#x", s.Method)
+			}
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}

@@ -401,6 +401,19 @@ func TestCodeCacheScopes(t *testing.T) {
 		if len(found) != methods {
 			t.Errorf("inlined methods seen: %v, want all %d", found, methods)
 		}
+		// Inlined lists the same methods for the whole nmethod.
+		inl, err := c.Inlined(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range methods {
+			if !slices.Contains(inl, fmt.Sprintf("int gen.G0.m%d(int)", i)) {
+				t.Errorf("Inlined misses gen.G0.m%d: %q", i, inl)
+			}
+		}
+		if slices.Contains(inl, b.MethodName) {
+			t.Errorf("Inlined lists the nmethod's own method: %q", inl)
+		}
 
 		// Lines of main against javap, in every nmethod of main and for every bci javap lists.
 		checked := 0
@@ -485,6 +498,15 @@ func TestCodeCacheCLI(t *testing.T) {
 	if first, rest, _ := strings.Cut(out, "\n"); code != 0 || first != nmethod ||
 		!regexp.MustCompile(`^(\t.+\(.*\) bci=-?\d+( line=\d+)?\n)+$`).MatchString(rest) {
 		t.Errorf("--pc %s: exit %d\n%s", nmStart, code, out)
+	}
+	// --inline: nmethod lines followed by tab-indented method names, nothing else changes.
+	inl, _, code := run("codecache", pid, "--inline")
+	if code != 0 || !strings.Contains(inl, nmethod+"\n") {
+		t.Errorf("--inline: exit %d", code)
+	}
+	plain := regexp.MustCompile(`(?m)^\t.*\n`).ReplaceAllString(inl, "")
+	if n := strings.Count(plain, "\n"); n < 100 || n > strings.Count(inl, "\n") {
+		t.Errorf("--inline: %d blob lines", n)
 	}
 	if _, stderr, code := run("codecache", pid, "--pc", "0x10"); code != 1 || !strings.Contains(stderr, "no blob contains 0x10") {
 		t.Errorf("--pc 0x10: exit %d, %s", code, stderr)

@@ -21,6 +21,7 @@ type codecacheJSON struct {
 
 func (a *jvmkit) codecacheCmd() *cobra.Command {
 	var pc string
+	var inline bool
 	cmd := &cobra.Command{
 		Use:   "codecache <pid|core>",
 		Short: "List the code cache: compiled methods, the interpreter, adapters and stubs",
@@ -37,7 +38,8 @@ Compiler.perfmap names it ("int java.lang.String.hashCode()") or the blob's own 
 With --pc, only the blob that contains the address is printed (exit status 1 if none does), and for an
 nmethod the methods inlined at that address, innermost first, each with its bci and source line (exact
 with -XX:+DebugNonSafepoints; otherwise those of the nearest debug information after the address).
---json prints schema jvmkit.codecache/v1: the version, the heaps and every blob with its blob address,
+With --inline, every nmethod line is followed by the methods compiled into it by inlining, one per
+line, indented. --json prints schema jvmkit.codecache/v1: the version, the heaps and every blob with its blob address,
 compile id, Method* and frame size.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -90,6 +92,7 @@ compile id, Method* and frame size.`,
 				return a.printJSON("jvmkit.codecache/v1", codecacheJSON{Version: v, Heaps: c.Heaps(), Blobs: blobs, Scopes: scopes})
 			}
 			w := bufio.NewWriter(a.stdout)
+			var inlineErr error
 			for i := range blobs {
 				b := &blobs[i]
 				level := "-"
@@ -97,6 +100,18 @@ compile id, Method* and frame size.`,
 					level = strconv.Itoa(b.Level)
 				}
 				fmt.Fprintf(w, "%#x-%#x %s %s %s\n", b.Start, b.End, b.Kind, level, b.Label())
+				if inline && b.Kind == vmstructs.KindNMethod {
+					names, err := c.Inlined(b)
+					if err != nil && inlineErr == nil {
+						inlineErr = err // code unloaded while we read, or entries missing: say it once
+					}
+					for _, n := range names {
+						fmt.Fprintf(w, "\t%s\n", n)
+					}
+				}
+			}
+			if inlineErr != nil {
+				fmt.Fprintf(a.stderr, "jvmkit: codecache --inline: %v\n", inlineErr)
 			}
 			for _, s := range scopes {
 				fmt.Fprintf(w, "\t%s bci=%d", s.MethodName, s.BCI)
@@ -109,5 +124,6 @@ compile id, Method* and frame size.`,
 		},
 	}
 	cmd.Flags().StringVar(&pc, "pc", "", "print only the blob that contains this address (0x... or decimal)")
+	cmd.Flags().BoolVar(&inline, "inline", false, "list the methods inlined into each nmethod")
 	return cmd
 }
