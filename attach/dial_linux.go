@@ -70,6 +70,10 @@ func (vm *VM) Close() error {
 // connect opens a connection to the listener and checks that the peer is the target process itself
 // (SO_PEERCRED reports the listener's pid in our namespace), which defeats sockets planted by others.
 func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
+	// Connecting is part of attaching: bounded by AttachTimeout even when the operation is not (a
+	// listener wedged by another client fills its backlog and would make us retry for ever).
+	ctx, cancel := context.WithTimeout(ctx, vm.opts.AttachTimeout)
+	defer cancel()
 	t := vm.Target
 	if ok, err := t.checkSocket(); err != nil {
 		return nil, err
