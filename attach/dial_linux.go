@@ -51,7 +51,7 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 	}
 	if t.Status.Stopped() {
 		vm.Close()
-		return nil, vm.stoppedErr()
+		return nil, vm.stoppedErr(t.Status)
 	}
 	return vm, nil
 }

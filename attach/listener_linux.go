@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/internal/hsperf"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
 // checkSocket reports whether the target's listener socket exists, and refuses anything at that name
@@ -156,7 +157,7 @@ func (vm *VM) startListener(ctx context.Context) error {
 		return err
 	}
 	if t.Status.Stopped() {
-		return vm.stoppedErr()
+		return vm.stoppedErr(t.Status)
 	}
 	if t.attachDisabled(ctx) {
 		return fmt.Errorf("process %d: %w", t.PID, ErrAttachDisabled)
@@ -222,7 +223,7 @@ func (vm *VM) startListener(ctx context.Context) error {
 				return err
 			}
 			if t.Status.Stopped() {
-				return vm.stoppedErr()
+				return vm.stoppedErr(t.Status)
 			}
 		}
 		if !resent && now.After(resendAt) {
@@ -304,6 +305,6 @@ func (vm *VM) signal() error {
 	return fmt.Errorf("attach: signal %d: %w", vm.Target.PID, err)
 }
 
-func (vm *VM) stoppedErr() error {
-	return fmt.Errorf("%w: JVM %d is %s (state %c) and cannot answer; resume it (kill -CONT %d) or detach the debugger", ErrNoListener, vm.Target.PID, vm.Target.Status.StateName(), vm.Target.Status.State, vm.Target.PID)
+func (vm *VM) stoppedErr(st procfs.Status) error {
+	return fmt.Errorf("%w: JVM %d is %s (state %c) and cannot answer; resume it (kill -CONT %d) or detach the debugger", ErrNoListener, vm.Target.PID, st.StateName(), st.State, vm.Target.PID)
 }

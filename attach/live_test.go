@@ -630,3 +630,26 @@ func TestSlowConsumerDoesNotStall(t *testing.T) {
 		}
 	})
 }
+
+// TestSharedVM: one VM used by many goroutines at once (the listener serves one at a time; the
+// rest wait in its backlog or in our backoff).
+func TestSharedVM(t *testing.T) {
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+	vm := dial(t, j.PID, nil)
+	errs := make(chan error, 20)
+	for range 20 {
+		go func() {
+			out, err := vm.Jcmd(context.Background(), "VM.version")
+			if err == nil && !strings.Contains(out, "JDK 17") {
+				err = fmt.Errorf("output %q", out)
+			}
+			errs <- err
+		}()
+	}
+	for range 20 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

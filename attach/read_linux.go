@@ -56,11 +56,12 @@ func (vm *VM) read(ctx context.Context, c *net.UnixConn, p []byte) (int, error) 
 		if ctx.Err() != nil {
 			return 0, vm.ioErr(ctx, "read reply", err)
 		}
-		if err := vm.Target.refresh(); err != nil {
+		st, err := vm.Target.current()
+		if err != nil {
 			return 0, err
 		}
-		if vm.Target.Status.Stopped() {
-			return 0, vm.stoppedErr()
+		if st.Stopped() {
+			return 0, vm.stoppedErr(st)
 		}
 	}
 }
