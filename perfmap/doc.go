@@ -1,0 +1,47 @@
+// Package perfmap reads and writes perf's JIT symbol maps (/tmp/perf-<pid>.map) and builds them for
+// HotSpot JVMs, so that perf resolves JIT-compiled Java frames by name.
+//
+// # Format
+//
+// perf's map format (tools/perf/Documentation/jit-interface.txt) is one symbol per line:
+//
+//	START SIZE symbolname
+//
+// START and SIZE are hexadecimal; the name is the rest of the line and may contain spaces. Write emits
+// lower-case hex without a prefix (as perf-map-agent does); HotSpot's Compiler.perfmap
+// (CodeCache::write_perf_map, codeCache.cpp) writes "0x"-prefixed, zero-padded hex. perf reads both, and
+// so does Parse.
+//
+// perf (tools/perf/util/symbol.c, dso__load_perf_map via map__new) ignores a map that is not owned by the
+// user running perf or by root, which is why maps are written owned by root by default.
+//
+// # Where perf looks
+//
+// perf opens /tmp/perf-<pid>.map with the pid it recorded, in its own mount namespace. A JVM in a container
+// writes its map (Compiler.perfmap) under its namespace pid into its own /tmp. Place writes both: the
+// target's /tmp/perf-<nspid>.map, reached with openat2 RESOLVE_IN_ROOT under /proc/<pid>/root so that a
+// symbolic link inside the container cannot redirect the write to the host, and the host's
+// /tmp/perf-<hostpid>.map.
+//
+// # Writing
+//
+// Maps are written atomically: a temporary file created O_EXCL in the same directory, written, fsynced and
+// renamed over the final name. The final name is never followed: a symbolic link (or anything but a regular
+// file) there is refused with ErrNotRegular.
+//
+// # Sources
+//
+// FromVMStructs reads the code cache from the JVM's memory (package vmstructs); no code runs in the JVM
+// and it works with -XX:+DisableAttachMechanism. With unfold, an nmethod's name is followed by the methods
+// inlined into it, each after "->", in the order HotSpot's debug information first mentions them: the set
+// of inlined methods, not one call chain (perf-map-agent's unfold emits one range per inlined chain
+// instead).
+//
+// FromJcmd has the JVM write its own map (Compiler.perfmap, JDK 17+) through the attach mechanism and
+// reads it back.
+//
+// # Compatibility
+//
+// Linux only; elsewhere the functions fail with ErrNotSupported. openat2 needs Linux 5.6. Tested with the
+// JDKs the test harness finds (JDK 17 and later for FromJcmd; Compiler.perfmap does not exist before 17).
+package perfmap
