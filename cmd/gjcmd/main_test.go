@@ -41,8 +41,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build gjcmd: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	defer os.RemoveAll(dir)
-	testutil.Main(m)
+	testutil.Main(m, func() { os.RemoveAll(dir) })
 }
 
 type run struct {

@@ -155,6 +155,12 @@ func jvmCommand(tools map[string]string, jdk JDK, dir string, opts JVMOptions) [
 	// non-interactive shell ignores SIGINT and SIGQUIT in its background jobs), and HotSpot keeps ignoring an
 	// inherited SIGINT, SIGTERM or SIGHUP: such a JVM would not even stop on SIGTERM.
 	argv = append(argv, tools["env"], "--default-signal", jdk.Bin("java"))
+	if !opts.Namespace && opts.UID == 0 && !opts.ReadOnlyCwd && !hasTmpdir(opts.JVMArgs) {
+		// JFR keeps its repository under java.io.tmpdir: in the JVM's own directory it goes away with
+		// the test even when the JVM had to be killed before its shutdown hook ran. (A namespaced JVM's
+		// /tmp is a private tmpfs; a JVM under another uid cannot write its root-owned directory.)
+		argv = append(argv, "-Djava.io.tmpdir="+dir)
+	}
 	argv = append(argv, opts.JVMArgs...)
 	argv = append(argv, "-cp", opts.ClassPath, opts.Main)
 	return append(argv, opts.Args...)
@@ -470,4 +476,13 @@ func (v *victim) stop() string {
 
 func (v *victim) forceStop() string {
 	return fmt.Sprintf("process %d (%s) %s", v.cmd.Process.Pid, v.cmd, v.stop())
+}
+
+func hasTmpdir(args []string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-Djava.io.tmpdir=") {
+			return true
+		}
+	}
+	return false
 }

@@ -34,12 +34,15 @@ type stopper interface {
 
 // Main runs the tests of a package and then removes everything the harness left: JVMs and victims still
 // running (a test that forgot nothing never has any) and the work directory under /var/tmp with the compiled
-// workloads. Call it from TestMain; it does not return:
+// workloads, after running cleanups (the package's own leftovers). Call it from TestMain; it does not return:
 //
 //	func TestMain(m *testing.M) { testutil.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M, cleanups ...func()) {
 	mainCalled.Store(true)
 	code := m.Run()
+	for _, c := range cleanups {
+		c() // the package's own leftovers (os.Exit below skips deferred calls)
+	}
 
 	liveMu.Lock()
 	leftovers := make([]stopper, 0, len(live))
