@@ -85,11 +85,7 @@ func (c *Client) HeapDump(ctx context.Context, filename string, all bool, gzip i
 		b.str("-gz", strconv.Itoa(gzip))
 	}
 	b.quoted(filename)
-	line, err := b.line()
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.RunChecked(ctx, line)
+	out, err := b.run(ctx, c, true)
 	if err != nil {
 		return nil, err
 	}
@@ -110,11 +106,7 @@ func (c *Client) PerfMap(ctx context.Context, filename string) (*File, error) {
 	var b lineBuilder
 	b.cmd("Compiler.perfmap")
 	b.quoted(filename)
-	line, err := b.line()
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.Run(ctx, line)
+	out, err := b.run(ctx, c, false)
 	if err != nil {
 		return nil, err
 	}

@@ -41,8 +41,10 @@ type JFRDump struct {
 func Bool(v bool) *bool { return &v }
 
 // Line renders the options as a JFR.start command line.
-func (o JFRStart) Line() (string, error) {
-	var b lineBuilder
+func (o JFRStart) Line() (string, error) { return o.build().line() }
+
+func (o JFRStart) build() *lineBuilder {
+	b := &lineBuilder{}
 	b.cmd("JFR.start")
 	b.str("name", o.Name)
 	for _, s := range o.Settings {
@@ -64,12 +66,14 @@ func (o JFRStart) Line() (string, error) {
 	for _, k := range keys {
 		b.str(k, o.Options[k])
 	}
-	return b.line()
+	return b
 }
 
 // Line renders the options as a JFR.dump command line.
-func (o JFRDump) Line() (string, error) {
-	var b lineBuilder
+func (o JFRDump) Line() (string, error) { return o.build().line() }
+
+func (o JFRDump) build() *lineBuilder {
+	b := &lineBuilder{}
 	b.cmd("JFR.dump")
 	b.str("name", o.Name)
 	b.str("filename", o.Filename)
@@ -78,16 +82,12 @@ func (o JFRDump) Line() (string, error) {
 	b.str("end", o.End)
 	b.dur("maxage", o.MaxAge)
 	b.size("maxsize", o.MaxSize)
-	return b.line()
+	return b
 }
 
 // StartJFR starts a recording and returns it as JFR.check then reports it.
 func (c *Client) StartJFR(ctx context.Context, o JFRStart) (*Recording, error) {
-	line, err := o.Line()
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.RunChecked(ctx, line)
+	out, err := o.build().run(ctx, c, true)
 	if err != nil {
 		return nil, err
 	}
@@ -108,11 +108,7 @@ func (c *Client) StartJFR(ctx context.Context, o JFRStart) (*Recording, error) {
 
 // DumpJFR writes recording data to a file (JFR.dump) and returns where the JVM wrote it.
 func (c *Client) DumpJFR(ctx context.Context, o JFRDump) (*File, error) {
-	line, err := o.Line()
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.RunChecked(ctx, line)
+	out, err := o.build().run(ctx, c, true)
 	if err != nil {
 		return nil, err
 	}
@@ -126,11 +122,7 @@ func (c *Client) StopJFR(ctx context.Context, name, filename string) (*File, err
 	b.cmd("JFR.stop")
 	b.str("name", name)
 	b.str("filename", filename)
-	line, err := b.line()
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.RunChecked(ctx, line)
+	out, err := b.run(ctx, c, true)
 	if err != nil {
 		return nil, err
 	}
@@ -151,11 +143,7 @@ func (c *Client) CheckJFR(ctx context.Context, name string) ([]Recording, error)
 	b.cmd("JFR.check")
 	b.str("name", name)
 	b.str("verbose", "true")
-	line, err := b.line()
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.Run(ctx, line)
+	out, err := b.run(ctx, c, false)
 	if err != nil {
 		return nil, err
 	}
@@ -175,11 +163,7 @@ func (c *Client) ConfigureJFR(ctx context.Context, opts map[string]string) (stri
 	for _, k := range keys {
 		b.str(k, opts[k])
 	}
-	line, err := b.line()
-	if err != nil {
-		return "", err
-	}
-	return c.RunChecked(ctx, line)
+	return b.run(ctx, c, true)
 }
 
 // lineBuilder renders key=value options, quoting values with spaces the way the DCmd parser reads
@@ -264,3 +248,15 @@ func (b *lineBuilder) quoted(v string) {
 }
 
 func (b *lineBuilder) line() (string, error) { return strings.Join(b.parts, " "), b.err }
+
+// run sends the rendered line, checked against the JVM's help first when checked is set.
+func (b *lineBuilder) run(ctx context.Context, c *Client, checked bool) (string, error) {
+	line, err := b.line()
+	if err != nil {
+		return "", err
+	}
+	if checked {
+		return c.RunChecked(ctx, line)
+	}
+	return c.Run(ctx, line)
+}

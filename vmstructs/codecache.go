@@ -799,17 +799,9 @@ func (c *CodeCache) Scopes(b *CodeBlob, pc uint64, top bool) ([]Scope, error) {
 	if pc < b.Start || pc >= b.End {
 		return nil, fmt.Errorf("vmstructs: scopes: pc %#x outside the code of nmethod %#x", pc, b.BlobAddr)
 	}
-	l, err := c.scopeLayout()
+	l, d, pcs, err := c.pcDescs(b)
 	if err != nil {
 		return nil, err
-	}
-	d, err := c.debugInfo(l, b)
-	if err != nil {
-		return nil, err
-	}
-	pcs, err := c.j.r.bytes(d.pcs, int(d.pcsEnd-d.pcs))
-	if err != nil {
-		return nil, fmt.Errorf("vmstructs: nmethod %#x PcDescs: %w", b.BlobAddr, err)
 	}
 	n := len(pcs) / int(l.pcSize)
 	off := int64(pc - b.Start)
@@ -895,6 +887,24 @@ func (c *CodeCache) decodeScopes(l *scopeLayout, d debugInfo, decode int64) ([]S
 	return out, nil
 }
 
+// pcDescs reads the debug information of nmethod b: the scope layout, where its scopes, metadata and
+// PcDescs are, and the PcDesc table itself.
+func (c *CodeCache) pcDescs(b *CodeBlob) (*scopeLayout, debugInfo, []byte, error) {
+	l, err := c.scopeLayout()
+	if err != nil {
+		return nil, debugInfo{}, nil, err
+	}
+	d, err := c.debugInfo(l, b)
+	if err != nil {
+		return nil, debugInfo{}, nil, err
+	}
+	pcs, err := c.j.r.bytes(d.pcs, int(d.pcsEnd-d.pcs))
+	if err != nil {
+		return nil, debugInfo{}, nil, fmt.Errorf("vmstructs: nmethod %#x PcDescs: %w", b.BlobAddr, err)
+	}
+	return l, d, pcs, nil
+}
+
 // maxInlinedPcDescs bounds the PcDescs Inlined decodes per nmethod (large C2 methods have thousands).
 const maxInlinedPcDescs = 1 << 16
 
@@ -904,17 +914,9 @@ func (c *CodeCache) Inlined(b *CodeBlob) ([]string, error) {
 	if b == nil || b.Kind != KindNMethod {
 		return nil, fmt.Errorf("vmstructs: inlined: not an nmethod")
 	}
-	l, err := c.scopeLayout()
+	l, d, pcs, err := c.pcDescs(b)
 	if err != nil {
 		return nil, err
-	}
-	d, err := c.debugInfo(l, b)
-	if err != nil {
-		return nil, err
-	}
-	pcs, err := c.j.r.bytes(d.pcs, int(d.pcsEnd-d.pcs))
-	if err != nil {
-		return nil, fmt.Errorf("vmstructs: nmethod %#x PcDescs: %w", b.BlobAddr, err)
 	}
 	n := min(len(pcs)/int(l.pcSize), maxInlinedPcDescs)
 	seen := map[uint64]bool{b.Method: true}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
 
@@ -32,24 +31,8 @@ var rawOps = map[string]bool{
 
 // GjcmdMain runs gjcmd with the given arguments (without the program name) and returns the exit status.
 func GjcmdMain(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
-	defer stop()
 	g := &gjcmd{stdout: stdout, stderr: stderr}
-	cmd := g.command()
-	cmd.SetArgs(args)
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
-	err := cmd.ExecuteContext(ctx)
-	if err != nil && ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
-		err = context.Canceled
-	}
-	var ue *usageError
-	if errors.As(err, &ue) || (err != nil && strings.HasPrefix(err.Error(), "unknown ")) {
-		fmt.Fprintf(stderr, "gjcmd: %v\n\n%s", err, cmd.UsageString())
-		return ExitUsage
-	}
-	report(stderr, "gjcmd", err)
-	return ExitCode(err)
+	return run("gjcmd", g.command(), args, stdout, stderr, true)
 }
 
 type gjcmd struct {

@@ -3,10 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
@@ -19,24 +17,8 @@ import (
 
 // GjmapsMain runs gjmaps with the given arguments (without the program name) and returns the exit status.
 func GjmapsMain(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
-	defer stop()
 	g := &gjmaps{stdout: stdout, stderr: stderr}
-	cmd := g.command()
-	cmd.SetArgs(args)
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
-	err := cmd.ExecuteContext(ctx)
-	if err != nil && ctx.Err() != nil {
-		err = context.Canceled
-	}
-	var ue *usageError
-	if errors.As(err, &ue) || (err != nil && strings.HasPrefix(err.Error(), "unknown ")) {
-		fmt.Fprintf(stderr, "gjmaps: %v\n\n%s", err, cmd.UsageString())
-		return ExitUsage
-	}
-	report(stderr, "gjmaps", err)
-	return ExitCode(err)
+	return run("gjmaps", g.command(), args, stdout, stderr, true)
 }
 
 type gjmaps struct {

@@ -3,13 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,8 +15,6 @@ import (
 // JvmkitMain runs jvmkit with the given arguments (without the program name) and returns the exit
 // status.
 func JvmkitMain(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	app := &jvmkit{stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
 		Use:   "jvmkit",
@@ -37,20 +31,7 @@ Exit status: 0 ok, 1 failed, 2 usage, 3 no such JVM or not HotSpot, 4 permission
 	root.PersistentFlags().BoolVar(&app.json, "json", false, "print JSON")
 	root.PersistentFlags().StringVar(&app.coreRoot, "core-root", "", "for a core file: the directory the JVM's files are under (a container's root)")
 	root.AddCommand(app.vmstructsCmd(), app.flagsCmd(), app.threadsCmd(), app.codecacheCmd())
-	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	if err != nil && ctx.Err() != nil {
-		err = context.Canceled
-	}
-	var ue *usageError
-	if errors.As(err, &ue) || (err != nil && (strings.HasPrefix(err.Error(), "unknown ") || strings.Contains(err.Error(), "arg(s)"))) {
-		fmt.Fprintf(stderr, "jvmkit: %v\n", err)
-		return ExitUsage
-	}
-	report(stderr, "jvmkit", err)
-	return ExitCode(err)
+	return run("jvmkit", root, args, stdout, stderr, false)
 }
 
 type jvmkit struct {
