@@ -156,7 +156,9 @@ func Paths(pid int) ([]string, error) {
 
 // Place writes the map of process pid where perf looks for it, owned by root: the target's
 // /tmp/perf-<nspid>.map inside its mount namespace and, for a JVM in a container, the host's
-// /tmp/perf-<hostpid>.map. It returns the host paths written; on error, those written before it.
+// /tmp/perf-<hostpid>.map. It returns the host paths written. A place that cannot be written (a read-only
+// /tmp, a symbolic link at the map's name) does not keep the map from the others: the error names it and
+// the paths written are returned with it.
 func Place(ctx context.Context, pid int, entries []Entry) ([]string, error) {
 	return PlaceOwned(ctx, pid, entries, 0, 0)
 }
@@ -169,22 +171,37 @@ func PlaceOwned(ctx context.Context, pid int, entries []Entry, uid, gid int) ([]
 	}
 	defer closeAll(locs)
 	var done []string
+	var errs []error
 	for _, l := range locs {
 		if err := ctx.Err(); err != nil {
 			return done, err
 		}
 		if err := writeAt(l.dfd, l.dir, l.name, entries, uid, gid); err != nil {
-			return done, err
+			errs = append(errs, err)
+			continue
 		}
 		done = append(done, l.path())
 	}
-	return done, nil
+	return done, errors.Join(errs...)
 }
 
 // Clean removes the maps Place would write for process pid, but only regular files owned by root (maps
 // someone else wrote are left alone). It returns the host paths removed.
-func Clean(_ context.Context, pid int) ([]string, error) {
+func Clean(ctx context.Context, pid int) ([]string, error) {
+	return CleanOwned(ctx, pid, 0)
+}
+
+// CleanOwned is Clean for maps owned by root or uid (PlaceOwned's).
+// For a process that has exited, only the host's /tmp/perf-<pid>.map is left to remove.
+func CleanOwned(_ context.Context, pid, uid int) ([]string, error) {
 	_, locs, err := locations(pid)
+	if errors.Is(err, attach.ErrProcessGone) {
+		host, herr := unix.Open("/tmp", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if herr != nil {
+			return nil, fmt.Errorf("perfmap: open /tmp: %w", herr)
+		}
+		locs, err = []location{{dfd: host, dir: "/tmp", name: "perf-" + strconv.Itoa(pid) + ".map"}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +220,8 @@ func Clean(_ context.Context, pid int) ([]string, error) {
 		case st.Mode&unix.S_IFMT != unix.S_IFREG:
 			errs = append(errs, fmt.Errorf("perfmap: %s: %w; not removed", l.path(), ErrNotRegular))
 			continue
-		case st.Uid != 0:
-			errs = append(errs, fmt.Errorf("perfmap: %s is owned by uid %d, not root; not removed", l.path(), st.Uid))
+		case st.Uid != 0 && int(st.Uid) != uid:
+			errs = append(errs, fmt.Errorf("perfmap: %s is owned by uid %d, not root or %d; not removed", l.path(), st.Uid, uid))
 			continue
 		}
 		if err := unix.Unlinkat(l.dfd, l.name, 0); err != nil && !errors.Is(err, unix.ENOENT) {

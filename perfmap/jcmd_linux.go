@@ -2,6 +2,8 @@ package perfmap
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"path"
 	"strconv"
@@ -9,9 +11,10 @@ import (
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
-// FromJcmd has JVM pid write its own map (Compiler.perfmap, JDK 17+) and reads it. The JVM writes
-// /tmp/perf-<nspid>.map in its own mount namespace; that file is removed afterwards when it did not exist
-// before, so that only the maps Place writes remain.
+// FromJcmd has JVM pid write its own map (Compiler.perfmap, JDK 17+) and reads it. From JDK 22 on the
+// JVM writes it under a fresh name in its own /tmp, which is removed afterwards; before, it writes
+// /tmp/perf-<nspid>.map in its own mount namespace, and that file is removed afterwards when it did not
+// exist before, so that only the maps Place writes remain.
 func FromJcmd(ctx context.Context, pid int) ([]Entry, error) {
 	c, err := jcmd.Dial(ctx, pid, nil)
 	if err != nil {
@@ -19,17 +22,34 @@ func FromJcmd(ctx context.Context, pid int) ([]Entry, error) {
 	}
 	defer c.Close()
 	t := c.Target()
+	feature, err := c.Feature(ctx)
+	if err != nil {
+		return nil, err
+	}
 	name := "perf-" + strconv.Itoa(t.NSPID) + ".map"
+	arg := ""
+	if feature >= 22 {
+		var rnd [8]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return nil, err
+		}
+		name = ".jvmkit-perfmap-" + hex.EncodeToString(rnd[:]) + ".map"
+		arg = "/tmp/" + name
+	}
 	existed, err := existsInJVM(t, name)
 	if err != nil {
 		return nil, err
 	}
-	f, err := c.PerfMap(ctx, "")
+	if existed && arg != "" {
+		return nil, fmt.Errorf("perfmap: process %d: /tmp/%s exists", pid, name)
+	}
+	f, err := c.PerfMap(ctx, arg)
+	if !existed && (f == nil || path.Clean(f.Path) == "/tmp/"+name) {
+		// Also after an error: the JVM may have written part of the file.
+		defer func() { _ = removeInJVM(t, name) }()
+	}
 	if err != nil {
 		return nil, err
-	}
-	if !existed && path.Clean(f.Path) == "/tmp/"+name {
-		defer func() { _ = removeInJVM(t, name) }()
 	}
 	r, err := jcmd.OpenInJVM(t, f.Path)
 	if err != nil {

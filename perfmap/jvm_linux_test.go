@@ -1,11 +1,13 @@
 package perfmap_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/perfmap"
 )
@@ -63,6 +66,9 @@ func TestStrategiesAgree(t *testing.T) {
 		if _, err := os.Lstat("/tmp/perf-" + strconv.Itoa(j.PID) + ".map"); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the JVM-written map was not removed: %v", err)
 		}
+		if left, _ := filepath.Glob("/tmp/.jvmkit-perfmap-*"); len(left) > 0 {
+			t.Errorf("left behind: %q", left)
+		}
 		seen := map[span]string{}
 		for _, e := range append(vm1, vm2...) {
 			seen[span{e.Start, e.Size}] = e.Name
@@ -94,17 +100,69 @@ func TestStrategiesAgree(t *testing.T) {
 		if err != nil || len(got) != len(vm2) {
 			t.Errorf("map read back: %d entries, %v; want %d", len(got), err, len(vm2))
 		}
-		unfolded, err := perfmap.FromVMStructs(ctx, j.PID, true)
+	})
+}
+
+// TestUnfold checks the unfolded map of a JVM whose hot loop is inlined into its caller: the ranges of
+// each nmethod cover it exactly, without overlaps, and the inlined code is named by its chain.
+func TestUnfold(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		j := warmBusy(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"}})
+		ctx := context.Background()
+		plain, err := perfmap.FromVMStructs(ctx, j.PID, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := 0
+		unfolded, err := perfmap.FromVMStructsWith(ctx, j.PID, perfmap.VMStructsOptions{Unfold: true, Annotate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every plain entry is covered by unfolded entries that tile it (the code cache may have changed
+		// between the two reads: entries that appeared or vanished are left out).
+		byStart := map[uint64]perfmap.Entry{}
 		for _, e := range unfolded {
-			if strings.Contains(e.Name, "->") {
-				n++
+			byStart[e.Start] = e
+		}
+		tiled, chains, spinChain := 0, 0, false
+		for _, p := range plain {
+			at, end, parts := p.Start, p.Start+p.Size, 0
+			for at < end {
+				e, ok := byStart[at]
+				if !ok {
+					break
+				}
+				at += e.Size
+				parts++
+			}
+			if at != end {
+				continue
+			}
+			tiled++
+			if parts > 1 {
+				chains++
 			}
 		}
-		t.Logf("unfold: %d of %d names have inlined methods", n, len(unfolded))
+		for _, e := range unfolded {
+			if strings.Contains(e.Name, "long Busy.spin(long, int)_[j]->long Busy.step(long)_[i]") {
+				spinChain = true
+			}
+		}
+		t.Logf("%s: %d plain entries, %d unfolded; %d tiled exactly, %d of them split by inlining", jdk, len(plain), len(unfolded), tiled, chains)
+		if tiled < len(plain)*99/100 {
+			t.Errorf("only %d of %d entries are tiled by the unfolded map", tiled, len(plain))
+		}
+		if chains == 0 || !spinChain {
+			t.Errorf("no inlined chains (Busy.step inlined into Busy.spin: %v)", spinChain)
+		}
+		sorted := slices.Clone(unfolded)
+		slices.SortFunc(sorted, func(a, b perfmap.Entry) int { return cmp.Compare(a.Start, b.Start) })
+		for i := 1; i < len(sorted); i++ {
+			if sorted[i-1].Start+sorted[i-1].Size > sorted[i].Start {
+				t.Errorf("overlap: %+v and %+v", sorted[i-1], sorted[i])
+				break
+			}
+		}
 	})
 }
 
@@ -193,5 +251,46 @@ func TestPerfResolvesJava(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "Busy.spin") {
 		t.Errorf("perf script does not name Busy.spin; %d bytes of output", len(out))
+	}
+}
+
+// TestJVMExitsMidRun maps a JVM over and over while it is killed: every round either succeeds or fails
+// with an error, nothing panics, and no temporary file is left behind.
+func TestJVMExitsMidRun(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	jdk := testutil.JDK17(t)
+	j := warmBusy(t, jdk, testutil.JVMOptions{})
+	ctx := context.Background()
+	cleanMaps(t, j.PID)
+	errc := make(chan error, 1)
+	rounds := 0
+	go func() {
+		for {
+			rounds++
+			entries, err := perfmap.FromVMStructsWith(ctx, j.PID, perfmap.VMStructsOptions{Unfold: true})
+			if err == nil {
+				_, err = perfmap.Place(ctx, j.PID, entries)
+			}
+			if err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := unix.Kill(j.PID, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		t.Logf("after %d rounds: %v", rounds, err)
+		if !errors.Is(err, attach.ErrProcessGone) && !strings.Contains(err.Error(), strconv.Itoa(j.PID)) {
+			t.Errorf("the error does not say which process is gone: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("mapping a dead JVM did not fail within 30 s")
+	}
+	if left, _ := filepath.Glob("/tmp/.perf-" + strconv.Itoa(j.PID) + ".map.*"); len(left) > 0 {
+		t.Errorf("left behind: %q", left)
 	}
 }

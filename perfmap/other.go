@@ -36,3 +36,8 @@ func Clean(_ context.Context, pid int) ([]string, error) {
 func FromJcmd(_ context.Context, pid int) ([]Entry, error) {
 	return nil, fmt.Errorf("perfmap: process %d: %w", pid, ErrNotSupported)
 }
+
+// CleanOwned removes maps PlaceOwned wrote. Only Linux is supported.
+func CleanOwned(_ context.Context, pid, _ int) ([]string, error) {
+	return nil, fmt.Errorf("perfmap: process %d: %w", pid, ErrNotSupported)
+}

@@ -947,3 +947,95 @@ func (c *CodeCache) Inlined(b *CodeBlob) ([]string, error) {
 	}
 	return out, nil
 }
+
+// CodeRange is a part of an nmethod's code and the inlining chain the code there belongs to.
+type CodeRange struct {
+	Start uint64 `json:"start"`
+	End   uint64 `json:"end"` // exclusive
+	// Scopes is the chain, innermost method first and the nmethod's own method last, with names but
+	// without bcis' lines. A range the debug information says nothing about has the nmethod's method only.
+	Scopes []Scope `json:"scopes"`
+}
+
+// InlineRanges splits the code of nmethod b into ranges by inlining chain: the code up to each PcDesc's
+// pc belongs to that PcDesc's scope, as a thread's top pc does (see Scopes); neighbouring ranges with
+// the same chain of methods are merged. The ranges cover Start to End without gaps. Outside safepoints
+// and calls, HotSpot records PcDescs only with -XX:+DebugNonSafepoints, so without it the ranges are
+// coarse.
+func (c *CodeCache) InlineRanges(b *CodeBlob) ([]CodeRange, error) {
+	if b == nil || b.Kind != KindNMethod {
+		return nil, fmt.Errorf("vmstructs: inline ranges: not an nmethod")
+	}
+	l, d, pcs, err := c.pcDescs(b)
+	if err != nil {
+		return nil, err
+	}
+	n := min(len(pcs)/int(l.pcSize), maxInlinedPcDescs)
+	size := int64(b.End - b.Start)
+	own := []Scope{{Method: b.Method, BCI: -1}}
+	var out []CodeRange
+	add := func(from, to int64, scopes []Scope) {
+		if to <= from {
+			return
+		}
+		if k := len(out) - 1; k >= 0 && sameMethods(out[k].Scopes, scopes) && out[k].End == b.Start+uint64(from) {
+			out[k].End = b.Start + uint64(to)
+			return
+		}
+		out = append(out, CodeRange{Start: b.Start + uint64(from), End: b.Start + uint64(to), Scopes: scopes})
+	}
+	decoded := map[int64][]Scope{}
+	var prev int64
+	for i := range n {
+		off, _ := intFieldIn(pcs, uint64(i)*l.pcSize, l.pcOffset)
+		decode, _ := intFieldIn(pcs, uint64(i)*l.pcSize, l.pcScope)
+		if off <= prev {
+			continue // the sentinel at -1, or a PcDesc at a pc already covered
+		}
+		off = min(off, size)
+		scopes, ok := decoded[decode]
+		if !ok {
+			if decode != 0 {
+				if scopes, err = c.decodeScopes(l, d, decode); err != nil {
+					return nil, fmt.Errorf("vmstructs: nmethod %#x: %w", b.BlobAddr, err)
+				}
+			}
+			if len(scopes) == 0 {
+				scopes = own
+			}
+			decoded[decode] = scopes
+		}
+		add(prev, off, scopes)
+		prev = off
+		if off == size {
+			break
+		}
+	}
+	add(prev, size, own)
+	nm := c.namer()
+	for _, scopes := range decoded {
+		for k := range scopes {
+			if scopes[k].MethodName == "" {
+				scopes[k].MethodName, _ = nm.name(scopes[k].Method)
+			}
+			scopes[k].Line = -1
+		}
+	}
+	if own[0].MethodName == "" {
+		own[0].MethodName, own[0].Line = b.MethodName, -1
+	}
+	return out, nil
+}
+
+// sameMethods reports whether two chains are the same methods, whatever their bcis.
+func sameMethods(a, b []Scope) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Method != b[i].Method {
+			return false
+		}
+	}
+	return true
+}

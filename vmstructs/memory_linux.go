@@ -1,12 +1,15 @@
 package vmstructs
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/attach"
 )
 
 // ProcessMemory reads a live process through /proc/<pid>/mem (pread), falling back to
@@ -54,9 +57,22 @@ func (m *ProcessMemory) ReadAt(p []byte, addr uint64) (int, error) {
 		if err == nil {
 			err = unix.EFAULT
 		}
-		return n, &FaultError{Addr: addr, Len: len(p), Err: err}
+		return n, &FaultError{Addr: addr, Len: len(p), Err: gone(m.pid, err)}
 	}
 	return readv(m.pid, p, addr)
+}
+
+// gone turns the error of a failed read into attach.ErrProcessGone when the process has exited: reads
+// of /proc/<pid>/mem then return nothing (EOF) and process_vm_readv fails with ESRCH.
+func gone(pid int, err error) error {
+	b, serr := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if serr == nil {
+		// The state follows the command name's closing parenthesis.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X' {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: process %d exited while being read (%w)", attach.ErrProcessGone, pid, err)
 }
 
 // readv is process_vm_readv for one range.
@@ -71,7 +87,7 @@ func readv(pid int, p []byte, addr uint64) (int, error) {
 	if err == nil {
 		err = unix.EFAULT
 	}
-	return max(n, 0), &FaultError{Addr: addr, Len: len(p), Err: err}
+	return max(n, 0), &FaultError{Addr: addr, Len: len(p), Err: gone(pid, err)}
 }
 
 // VMReadvMemory reads a live process with process_vm_readv only.

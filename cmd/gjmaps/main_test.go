@@ -4,8 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/internal/cli"
 	"github.com/jvmkit/jvmkit/internal/testutil"
@@ -76,7 +82,100 @@ func TestGjmaps(t *testing.T) {
 	if code != 0 || len(s.JVMs) != 1 || len(s.JVMs[0].Paths) != 1 {
 		t.Errorf("clean: exit %d, %+v", code, s)
 	}
-	if code, _, stderr := run(t, "-p", pid, "--strategy", "agent"); code != 2 {
-		t.Errorf("agent: exit %d, %s", code, stderr)
+	if code, _, stderr := run(t, "-p", pid, "--strategy", "jcmd", "--unfold"); code != 2 {
+		t.Errorf("jcmd --unfold: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "-p", pid, "--strategy", "bogus"); code != 2 {
+		t.Errorf("bogus strategy: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "-p", pid, "--owner", "no-such-user-here"); code != 2 {
+		t.Errorf("bad owner: exit %d, %s", code, stderr)
+	}
+}
+
+// TestGjmapsAnnotateOwner checks --annotate for each strategy that names methods the JDK's way, and
+// --owner with --clean.
+func TestGjmapsAnnotateOwner(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy"})
+	t.Cleanup(func() { _, _ = perfmap.CleanOwned(context.Background(), j.PID, 65534) })
+	time.Sleep(2 * time.Second) // Busy.spin compiled
+	pid := strconv.Itoa(j.PID)
+	path := "/tmp/perf-" + pid + ".map"
+	for _, strategy := range []string{"vmstructs", "jcmd"} {
+		code, s, stderr := run(t, "-p", pid, "--strategy", strategy, "--annotate", "--owner", "65534:65534", "--json")
+		if code != 0 || len(s.JVMs) != 1 {
+			t.Fatalf("%s: exit %d, %+v, %s", strategy, code, s, stderr)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "long Busy.spin(long, int)_[j]\n") {
+			t.Errorf("%s --annotate: no annotated Busy.spin in the map", strategy)
+		}
+		if strings.Contains(string(b), "Interpreter_[j]") || strings.Contains(string(b), "StubRoutines (1)_[j]") {
+			t.Errorf("%s --annotate: a stub is annotated as Java", strategy)
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil || st.Uid != 65534 || st.Gid != 65534 {
+			t.Errorf("%s --owner: %v, uid %d gid %d", strategy, err, st.Uid, st.Gid)
+		}
+	}
+	// Clean leaves a map of another owner alone unless told the owner.
+	if code, s, _ := run(t, "-p", pid, "--clean", "--json"); code != 1 || len(s.JVMs[0].Paths) != 0 {
+		t.Errorf("clean without --owner: exit %d, %+v", code, s)
+	}
+	if code, s, _ := run(t, "-p", pid, "--clean", "--owner", "65534", "--json"); code != 0 || len(s.JVMs[0].Paths) != 1 {
+		t.Errorf("clean --owner: exit %d, %+v", code, s)
+	}
+}
+
+// TestGjmapsAttachDisabled: a JVM that refuses attach gets its map from vmstructs under auto; the
+// strategies that need attach fail with a message that says why.
+func TestGjmapsAttachDisabled(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy", JVMArgs: []string{"-XX:+DisableAttachMechanism"}})
+	t.Cleanup(func() { _, _ = perfmap.Clean(context.Background(), j.PID) })
+	pid := strconv.Itoa(j.PID)
+	code, s, stderr := run(t, "-p", pid, "--json")
+	if code != 0 || s.JVMs[0].Strategy != "vmstructs" || s.JVMs[0].Entries == 0 {
+		t.Errorf("auto: exit %d, %+v, %s", code, s, stderr)
+	}
+	for _, strategy := range []string{"jcmd", "agent"} {
+		code, s, _ := run(t, "-p", pid, "--strategy", strategy, "--json")
+		if code != 1 || !strings.Contains(s.JVMs[0].Error, "DisableAttachMechanism") {
+			t.Errorf("%s: exit %d, %+v", strategy, code, s)
+		}
+	}
+	if !j.Alive() {
+		t.Error("the JVM died")
+	}
+}
+
+// TestGjmapsReadOnlyTmp: a container whose /tmp cannot be written still gets its map on the host, and
+// the error names the place that failed.
+func TestGjmapsReadOnlyTmp(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	nsenter := testutil.MustHaveTool(t, "nsenter")
+	jdk := testutil.JDK17(t)
+	// Without hsperfdata the JVM has no file open for writing in /tmp, which would keep the kernel from
+	// making the mount read-only (EBUSY).
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy", Namespace: true, JVMArgs: []string{"-XX:-UsePerfData"}})
+	t.Cleanup(func() { _, _ = perfmap.Clean(context.Background(), j.PID) })
+	pid := strconv.Itoa(j.PID)
+	if out, err := exec.Command(nsenter, "-t", pid, "-m", "mount", "-o", "remount,bind,ro", "/tmp").CombinedOutput(); err != nil {
+		t.Fatalf("remount the JVM's /tmp read-only: %v\n%s", err, out)
+	}
+	code, s, stderr := run(t, "-p", pid, "--json")
+	host := "/tmp/perf-" + pid + ".map"
+	if code != 1 || len(s.JVMs) != 1 || len(s.JVMs[0].Paths) != 1 || s.JVMs[0].Paths[0] != host ||
+		!strings.Contains(s.JVMs[0].Error, "read-only file system") {
+		t.Errorf("read-only /tmp: exit %d, %+v, %s", code, s, stderr)
+	}
+	if _, err := os.Stat(host); err != nil {
+		t.Errorf("host map: %v", err)
 	}
 }

@@ -3,14 +3,19 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/jcmd"
 	"github.com/jvmkit/jvmkit/perfmap"
 )
@@ -26,8 +31,14 @@ type gjmaps struct {
 	pids           string
 	strategy       string
 	unfold         bool
+	annotate       bool
+	owner          string
+	agentPath      string
+	agentOptions   string
 	jsonOut        bool
 	clean          bool
+
+	uid, gid int // the maps' owner
 }
 
 func (g *gjmaps) command() *cobra.Command {
@@ -38,12 +49,22 @@ func (g *gjmaps) command() *cobra.Command {
 JIT-compiled Java frames by name: every HotSpot JVM on the machine, or those given with -p.
 
 For a JVM in a container the map is written twice: in the container's /tmp under the JVM's own pid,
-and in the host's /tmp under its host pid. Maps are owned by root.
+and in the host's /tmp under its host pid. Maps are owned by root (perf reads maps owned by root or by
+the user running it; --owner chooses another owner).
 
 Strategies (--strategy):
-  vmstructs  read the code cache from the JVM's memory; no code runs in the JVM
+  vmstructs  read the code cache from the JVM's memory; no code runs in the JVM, works with
+             -XX:+DisableAttachMechanism; names as Compiler.perfmap's
   jcmd       have the JVM write its map (Compiler.perfmap, JDK 17+) and copy it
-  auto       vmstructs, falling back to jcmd (the default)
+  agent      load jvmkit's JVMTI perf-map agent (embedded in gjmaps) into the JVM with the attach
+             mechanism; perf-map-agent's names ("Ljava/lang/String;::hashCode") and options; with
+             --agent PATH, load that library instead (e.g. perf-map-agent's libperfmap.so)
+  auto       the first of vmstructs, jcmd, agent that works for the JVM (the default); the one
+             used is printed
+
+--unfold names inlined code by its inlining chain ("outer->inner"), one map range per chain, as
+perf-map-agent's unfoldall; --annotate suffixes compiled Java frames "_[j]" and inlined ones "_[i]",
+which flame graphs colour.
 
 Exit status: 0 ok, 1 a JVM failed (the others are still done), 2 usage, 130 interrupted.`,
 		Args:          cobra.NoArgs,
@@ -54,8 +75,12 @@ Exit status: 0 ok, 1 a JVM failed (the others are still done), 2 usage, 130 inte
 	}
 	f := cmd.Flags()
 	f.StringVarP(&g.pids, "pid", "p", "", "comma-separated pids (default: every HotSpot JVM)")
-	f.StringVar(&g.strategy, "strategy", "auto", "auto, vmstructs or jcmd")
-	f.BoolVar(&g.unfold, "unfold", false, "vmstructs: append the methods inlined into each nmethod to its name, after \"->\"")
+	f.StringVar(&g.strategy, "strategy", "auto", "auto, vmstructs, jcmd or agent")
+	f.BoolVar(&g.unfold, "unfold", false, "vmstructs and agent: one range per inlining chain, named \"outer->inner\"")
+	f.BoolVar(&g.annotate, "annotate", false, "suffix compiled Java frames \"_[j]\" and inlined ones \"_[i]\"")
+	f.StringVar(&g.owner, "owner", "root", "owner of the maps: user[:group], names or numbers")
+	f.StringVar(&g.agentPath, "agent", "", "agent strategy: load this JVMTI agent library (a host path) instead of jvmkit's")
+	f.StringVar(&g.agentOptions, "agent-options", "", "agent strategy: extra options for the agent (perf-map-agent's: msig, sourcepos, dottedclass, ...)")
 	f.BoolVar(&g.jsonOut, "json", false, "print results as JSON (schema jvmkit.gjmaps/v1)")
 	f.BoolVar(&g.clean, "clean", false, "remove the maps gjmaps would write (regular files owned by root only)")
 	return cmd
@@ -75,14 +100,26 @@ type mapResult struct {
 func (g *gjmaps) run(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
 	switch g.strategy {
-	case "auto", "vmstructs", "jcmd":
-	case "agent":
-		return usagef("--strategy agent is not implemented yet; use auto, vmstructs or jcmd")
+	case "auto", "vmstructs", "jcmd", "agent":
 	default:
-		return usagef("--strategy must be auto, vmstructs or jcmd, not %q", g.strategy)
+		return usagef("--strategy must be auto, vmstructs, jcmd or agent, not %q", g.strategy)
 	}
 	if g.unfold && g.strategy == "jcmd" {
-		return usagef("--unfold needs --strategy vmstructs or auto")
+		return usagef("--unfold needs --strategy vmstructs, agent or auto (Compiler.perfmap has no inlining)")
+	}
+	if (g.agentPath != "" || g.agentOptions != "") && g.strategy != "agent" && g.strategy != "auto" {
+		return usagef("--agent and --agent-options need --strategy agent or auto")
+	}
+	if g.agentPath != "" && !strings.HasPrefix(g.agentPath, "/") {
+		abs, err := filepath.Abs(g.agentPath)
+		if err != nil {
+			return usagef("--agent: %v", err)
+		}
+		g.agentPath = abs
+	}
+	var err error
+	if g.uid, g.gid, err = parseOwner(g.owner); err != nil {
+		return usagef("--owner: %v", err)
 	}
 	pids, err := g.targets(ctx)
 	if err != nil {
@@ -155,25 +192,29 @@ func (g *gjmaps) mapOne(ctx context.Context, pid int) mapResult {
 	r := mapResult{PID: pid}
 	var entries []perfmap.Entry
 	var err error
-	switch g.strategy {
-	case "vmstructs":
-		r.Strategy = "vmstructs"
-		entries, err = perfmap.FromVMStructs(ctx, pid, g.unfold)
-	case "jcmd":
-		r.Strategy = "jcmd"
-		entries, err = perfmap.FromJcmd(ctx, pid)
-	default:
-		r.Strategy = "vmstructs"
-		entries, err = perfmap.FromVMStructs(ctx, pid, g.unfold)
-		if err != nil && ctx.Err() == nil {
-			r.Note = fmt.Sprintf("vmstructs failed (%v); used jcmd", err)
-			r.Strategy = "jcmd"
-			entries, err = perfmap.FromJcmd(ctx, pid)
+	if g.strategy == "auto" {
+		var notes []string
+		for _, strategy := range []string{"vmstructs", "jcmd", "agent"} {
+			if strategy == "jcmd" && g.unfold {
+				continue
+			}
+			r.Strategy = strategy
+			entries, err = g.fromStrategy(ctx, pid, strategy)
+			if err == nil || ctx.Err() != nil || !fallBack(err) {
+				break
+			}
+			notes = append(notes, fmt.Sprintf("%s failed (%v)", strategy, err))
 		}
+		if err == nil && len(notes) > 0 {
+			r.Note = strings.Join(notes, "; ") + "; used " + r.Strategy
+		}
+	} else {
+		r.Strategy = g.strategy
+		entries, err = g.fromStrategy(ctx, pid, g.strategy)
 	}
 	if err == nil {
 		r.Entries = len(entries)
-		r.Paths, err = perfmap.Place(ctx, pid, entries)
+		r.Paths, err = perfmap.PlaceOwned(ctx, pid, entries, g.uid, g.gid)
 	}
 	if err != nil {
 		r.Error = err.Error()
@@ -185,11 +226,85 @@ func (g *gjmaps) mapOne(ctx context.Context, pid int) mapResult {
 	return r
 }
 
+// fromStrategy builds the map of one JVM with one strategy.
+func (g *gjmaps) fromStrategy(ctx context.Context, pid int, strategy string) ([]perfmap.Entry, error) {
+	switch strategy {
+	case "vmstructs":
+		return perfmap.FromVMStructsWith(ctx, pid, perfmap.VMStructsOptions{Unfold: g.unfold, Annotate: g.annotate})
+	case "jcmd":
+		entries, err := perfmap.FromJcmd(ctx, pid)
+		if err == nil && g.annotate {
+			perfmap.AnnotateJDKNames(entries)
+		}
+		return entries, err
+	default:
+		opts := g.agentOptions
+		if g.unfold {
+			opts = joinOptions(opts, "unfoldall")
+		}
+		if g.annotate {
+			opts = joinOptions(opts, "annotate_java_frames")
+		}
+		return fromAgent(ctx, pid, opts, g.agentPath)
+	}
+}
+
+// fallBack tells whether auto goes on to the next strategy after err: not when the JVM is gone or the
+// caller may not touch it, which every strategy would find again.
+func fallBack(err error) bool {
+	for _, e := range []error{attach.ErrProcessGone, attach.ErrNotJVM, attach.ErrNotHotSpot, attach.ErrPermission, os.ErrPermission} {
+		if errors.Is(err, e) {
+			return false
+		}
+	}
+	return true
+}
+
+func joinOptions(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "," + b
+}
+
+// parseOwner parses user[:group], names or numbers; without a group, the user's primary group.
+func parseOwner(s string) (uid, gid int, err error) {
+	name, group, hasGroup := strings.Cut(s, ":")
+	if name == "" {
+		return 0, 0, fmt.Errorf("%q: no user", s)
+	}
+	if n, err := strconv.Atoi(name); err == nil && n >= 0 {
+		uid, gid = n, n
+		if u, err := user.LookupId(name); err == nil {
+			gid, _ = strconv.Atoi(u.Gid)
+		}
+	} else {
+		u, err := user.Lookup(name)
+		if err != nil {
+			return 0, 0, err
+		}
+		uid, _ = strconv.Atoi(u.Uid)
+		gid, _ = strconv.Atoi(u.Gid)
+	}
+	if hasGroup {
+		if n, err := strconv.Atoi(group); err == nil && n >= 0 {
+			gid = n
+		} else {
+			g, err := user.LookupGroup(group)
+			if err != nil {
+				return 0, 0, err
+			}
+			gid, _ = strconv.Atoi(g.Gid)
+		}
+	}
+	return uid, gid, nil
+}
+
 func (g *gjmaps) cleanOne(ctx context.Context, pid int) mapResult {
 	start := time.Now()
 	r := mapResult{PID: pid}
 	var err error
-	r.Paths, err = perfmap.Clean(ctx, pid)
+	r.Paths, err = perfmap.CleanOwned(ctx, pid, g.uid)
 	if err != nil {
 		r.Error = err.Error()
 	}
@@ -215,4 +330,9 @@ func (g *gjmaps) print(r mapResult) {
 	case r.Error == "":
 		fmt.Fprintf(g.stdout, "%d: %d entries (%s, %.0f ms): %s\n", r.PID, r.Entries, r.Strategy, r.DurationMS, strings.Join(r.Paths, " "))
 	}
+}
+
+// fromAgent is the agent strategy. TODO(issue 5): perfmap.FromAgent.
+var fromAgent = func(_ context.Context, _ int, _, _ string) ([]perfmap.Entry, error) {
+	return nil, errors.New("the agent strategy is not implemented yet")
 }
