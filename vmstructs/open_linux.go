@@ -2,10 +2,14 @@ package vmstructs
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"path"
+	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/procfs"
@@ -40,10 +44,11 @@ func Open(ctx context.Context, pid int) (*JVM, error) {
 		return nil, fmt.Errorf("vmstructs: open %s: %w", file, err)
 	}
 	defer f.Close()
-	syms, loads, err := elfDynamicSymbols(f)
+	lf, err := libFileFor(f)
 	if err != nil {
 		return nil, err
 	}
+	syms, loads := lf.syms, lf.loads
 	bias, err := loadBias(loads, lib.Start, lib.Offset, uint64(os.Getpagesize()))
 	if err != nil {
 		return nil, err
@@ -58,16 +63,64 @@ func Open(ctx context.Context, pid int) (*JVM, error) {
 		return nil, err
 	}
 	j.PID, j.LibJVM, j.closer = pid, lib.Path, mem
-	j.moreSyms = func() (map[string]uint64, error) {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		all, _, err := elfSymbols(f)
-		return all, err
-	}
+	j.moreSyms = func() (map[string]uint64, error) { return lf.moreSymbols(file) }
 	return j, nil
+}
+
+// libFile is what Open reads of a libjvm.so file: kept for the life of the process by the file's
+// identity, so that opening many JVMs of the same JDK reads its symbol tables once. The maps are only
+// read after they are built.
+type libFile struct {
+	syms  map[string]uint64
+	loads []elf.ProgHeader
+
+	moreMu sync.Mutex
+	more   map[string]uint64
+}
+
+// moreSymbols reads the rest of the symbols (.symtab) from file, the library as this JVM reaches it,
+// unless an earlier JVM's read succeeded.
+func (lf *libFile) moreSymbols(file string) (map[string]uint64, error) {
+	lf.moreMu.Lock()
+	defer lf.moreMu.Unlock()
+	if lf.more != nil {
+		return lf.more, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	more, _, err := elfSymbols(f)
+	if err != nil {
+		return nil, err
+	}
+	lf.more = more
+	return more, nil
+}
+
+var libFiles sync.Map // libKey -> *libFile
+
+type libKey struct {
+	dev, ino, size uint64
+	mtime          unix.Timespec
+}
+
+func libFileFor(f *os.File) (*libFile, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("vmstructs: stat %s: %w", f.Name(), err)
+	}
+	key := libKey{dev: st.Dev, ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim}
+	if lf, ok := libFiles.Load(key); ok {
+		return lf.(*libFile), nil
+	}
+	syms, loads, err := elfDynamicSymbols(f)
+	if err != nil {
+		return nil, err
+	}
+	lf, _ := libFiles.LoadOrStore(key, &libFile{syms: syms, loads: loads})
+	return lf.(*libFile), nil
 }
 
 // findLibJVM returns the lowest mapping of libjvm.so.
