@@ -1,0 +1,154 @@
+// Package scripts holds the project's shell workflows; its tests run them end to end.
+package scripts
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"image"
+	_ "image/png" // the screenshot
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jvmkit/jvmkit/internal/testutil"
+)
+
+func TestMain(m *testing.M) { testutil.Main(m) }
+
+// buildTools builds gjmaps and jvmkit into a temporary directory.
+func buildTools(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-trimpath", "-o", dir+"/", "../cmd/gjmaps", "../cmd/jvmkit").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// TestJavaFlames runs scripts/java-flames on the demo workload and checks what it makes: folded stacks
+// with the workload's Java frames named, an SVG that is well-formed XML and that headless Chromium
+// renders, and a pprof profile that `go tool pprof -top` reads.
+func TestJavaFlames(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	testutil.MustHaveTool(t, "perf")
+	goTool := testutil.MustHaveTool(t, "go")
+	chromium := testutil.MustHaveTool(t, "chromium")
+	bin := buildTools(t)
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Demo", Args: []string{"40"}, JVMArgs: []string{"-XX:+PreserveFramePointer"}})
+	t.Cleanup(func() {
+		_ = exec.Command(bin+"/gjmaps", "--clean", "-p", strconv.Itoa(j.PID)).Run()
+	})
+	time.Sleep(3 * time.Second)
+	out := filepath.Join(t.TempDir(), "flames")
+	cmd := exec.Command("./java-flames", "-p", strconv.Itoa(j.PID), "-d", "3", "-F", "199", "-o", out)
+	cmd.Env = append(os.Environ(), "JVMKIT_BIN="+bin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("java-flames: %v\n%s", err, stderr.String())
+	}
+	t.Logf("java-flames: %s%s", stdout, stderr.String())
+
+	folded, err := os.ReadFile(filepath.Join(out, "perf.folded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total, java, demo int64
+	for _, line := range strings.Split(strings.TrimSpace(string(folded)), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		n, err := strconv.ParseInt(line[i+1:], 10, 64)
+		if i < 0 || err != nil {
+			t.Fatalf("bad folded line %q", line)
+		}
+		total += n
+		if strings.Contains(line, "_[j]") {
+			java += n
+		}
+		if strings.Contains(line, "Demo") {
+			demo += n
+		}
+	}
+	t.Logf("folded: %d weight, %.0f%% with JIT frames, %.0f%% in Demo code", total, 100*float64(java)/float64(total), 100*float64(demo)/float64(total))
+	if java*5 < total || demo == 0 {
+		t.Errorf("too few named Java frames: %d JIT and %d Demo of %d", java, demo, total)
+	}
+
+	svgPath := filepath.Join(out, "flame.svg")
+	svg, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	rects := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("flame.svg is not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "rect" {
+			rects++
+		}
+	}
+	if rects < 10 || !bytes.Contains(svg, []byte("Demo")) {
+		t.Errorf("flame.svg: %d rects, Demo named: %v", rects, bytes.Contains(svg, []byte("Demo")))
+	}
+	png := filepath.Join(t.TempDir(), "flame.png")
+	shot := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+t.TempDir(), "--window-size=1200,900", "--screenshot="+png, "file://"+svgPath)
+	if b, err := shot.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, b)
+	}
+	f, err := os.Open(png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	colours := map[[3]uint32]bool{}
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y += 4 {
+		for x := bounds.Min.X; x < bounds.Max.X; x += 4 {
+			r, g, b, _ := img.At(x, y).RGBA()
+			colours[[3]uint32{r >> 8, g >> 8, b >> 8}] = true
+		}
+	}
+	t.Logf("screenshot %v: %d colours", bounds.Size(), len(colours))
+	if len(colours) < 8 {
+		t.Errorf("the rendered flame graph has %d colours: blank?", len(colours))
+	}
+
+	top, err := exec.Command(goTool, "tool", "pprof", "-top", filepath.Join(out, "profile.pb.gz")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -top: %v\n%s", err, top)
+	}
+	if !strings.Contains(string(top), "flat%") || !strings.Contains(string(top), "_[j]") && !strings.Contains(string(top), "Demo") && !strings.Contains(string(top), "java") {
+		t.Errorf("go tool pprof -top shows no Java frame:\n%s", top)
+	}
+}
+
+// TestJavaFlamesUsage: bad arguments are refused with exit 2 and nothing recorded.
+func TestJavaFlamesUsage(t *testing.T) {
+	for _, args := range [][]string{{}, {"-d", "x", "-a"}, {"--bogus"}} {
+		err := exec.Command("./java-flames", args...).Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("java-flames %q: %v, want exit 2", args, err)
+		}
+	}
+}
