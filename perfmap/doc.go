@@ -32,13 +32,15 @@
 // # Sources
 //
 // FromVMStructs reads the code cache from the JVM's memory (package vmstructs); no code runs in the JVM
-// and it works with -XX:+DisableAttachMechanism. With unfold, an nmethod's name is followed by the methods
-// inlined into it, each after "->", in the order HotSpot's debug information first mentions them: the set
-// of inlined methods, not one call chain (perf-map-agent's unfold emits one range per inlined chain
-// instead).
-//
+// and it works with -XX:+DisableAttachMechanism. With VMStructsOptions.Unfold, each nmethod is split into
+// ranges by inlining chain, read from its PcDescs (vmstructs.CodeCache.InlineRanges), and a range of
+// inlined code is named "outer->...->inner", as perf-map-agent's unfoldall names it; the ranges do not
+// overlap, so perf resolves every address to exactly one of them. With Annotate, compiled Java methods
+// get the suffix "_[j]" and inlined ones "_[i]", which flame graph tools colour.
+
 // FromJcmd has the JVM write its own map (Compiler.perfmap, JDK 17+) through the attach mechanism and
-// reads it back.
+// reads it back; from JDK 22 on the JVM writes it under a fresh name (Compiler.perfmap's filename
+// argument), so that a map someone else keeps at /tmp/perf-<pid>.map is never touched.
 //
 // # Compatibility
 //
