@@ -12,7 +12,7 @@ FUZZTIME  ?= 20s
 export GOTOOLCHAIN := local
 export CGO_ENABLED := 0
 
-.PHONY: all build test unit lint vet fmt-check demo bench fuzz clean
+.PHONY: all build test unit lint vet fmt-check demo bench fuzz clean agent
 
 all: build
 
@@ -50,6 +50,12 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run XXX -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# Rebuild the JVMTI perf-map agent that the perfmap package embeds (perfmap/agent/build.sh: gcc and a JDK 17's
+# headers, JDK_INCLUDE=...); commit the library and its .buildinfo with the C source. `build` does not need
+# gcc: it uses the committed library.
+agent:
+	perfmap/agent/build.sh
 
 clean:
 	rm -rf $(BIN)/gjcmd $(BIN)/jvmkit $(BIN)/gjmaps

@@ -42,6 +42,15 @@
 // reads it back; from JDK 22 on the JVM writes it under a fresh name (Compiler.perfmap's filename
 // argument), so that a map someone else keeps at /tmp/perf-<pid>.map is never touched.
 //
+// FromAgent loads jvmkit's own JVMTI agent (perfmap/agent, C, embedded in the Go binary, so that
+// `go install` builds need no compiler) into the JVM with the attach mechanism's load operation: the
+// library is written into the JVM's own filesystem under a content-addressed name, the agent replays the
+// JVM's compiled-method and generated-code events into a map in a fresh private directory, and the map is
+// read back and removed. Names and options are perf-map-agent's (AgentOptions). Loading again is safe: the
+// dynamic linker hands the same path to the same instance, which keeps one JVMTI environment. With
+// AgentOptions.Library another agent (perf-map-agent's libperfmap.so) is loaded instead. JDK 21+ prints a
+// warning on the JVM's stderr the first time an agent is loaded dynamically (JEP 451).
+
 // # Compatibility
 //
 // Linux only; elsewhere the functions fail with ErrNotSupported. openat2 needs Linux 5.6. Tested with the

@@ -59,6 +59,10 @@ func TestStrategiesAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ag, err := perfmap.FromAgent(ctx, j.PID, perfmap.AgentOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		vm2, err := perfmap.FromVMStructs(ctx, j.PID, false)
 		if err != nil {
 			t.Fatal(err)
@@ -83,6 +87,28 @@ func TestStrategiesAgree(t *testing.T) {
 			t.Errorf("vmstructs agrees with Compiler.perfmap on %d of %d entries, want >= 99%%", agree, len(jc))
 		}
 		t.Logf("%d of %d entries agree", agree, len(jc))
+		// The three strategies on nmethod ranges (names differ in style: the agent's are perf-map-agent's).
+		agentSpans := map[span]bool{}
+		for _, e := range ag {
+			agentSpans[span{e.Start, e.Size}] = true
+		}
+		nmethods, inAgent, inVM := 0, 0, 0
+		for _, e := range jc {
+			if !strings.HasSuffix(e.Name, ")") || strings.Contains(e.Name, " (") {
+				continue // stubs and adapters; the agent names them differently or not at all
+			}
+			nmethods++
+			if agentSpans[span{e.Start, e.Size}] {
+				inAgent++
+			}
+			if _, ok := seen[span{e.Start, e.Size}]; ok {
+				inVM++
+			}
+		}
+		t.Logf("nmethod ranges of Compiler.perfmap: %d; also in the agent's map: %d, in vmstructs': %d", nmethods, inAgent, inVM)
+		if nmethods == 0 || float64(inAgent) < 0.99*float64(nmethods) || float64(inVM) < 0.99*float64(nmethods) {
+			t.Errorf("the strategies agree on too few nmethod ranges: %d agent, %d vmstructs of %d", inAgent, inVM, nmethods)
+		}
 		paths, err := perfmap.Place(ctx, j.PID, vm2)
 		if err != nil {
 			t.Fatal(err)

@@ -245,7 +245,7 @@ func (g *gjmaps) fromStrategy(ctx context.Context, pid int, strategy string) ([]
 		if g.annotate {
 			opts = joinOptions(opts, "annotate_java_frames")
 		}
-		return fromAgent(ctx, pid, opts, g.agentPath)
+		return perfmap.FromAgent(ctx, pid, perfmap.AgentOptions{Options: opts, Library: g.agentPath})
 	}
 }
 
@@ -332,7 +332,3 @@ func (g *gjmaps) print(r mapResult) {
 	}
 }
 
-// fromAgent is the agent strategy. TODO(issue 5): perfmap.FromAgent.
-var fromAgent = func(_ context.Context, _ int, _, _ string) ([]perfmap.Entry, error) {
-	return nil, errors.New("the agent strategy is not implemented yet")
-}
