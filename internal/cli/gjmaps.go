@@ -331,4 +331,3 @@ func (g *gjmaps) print(r mapResult) {
 		fmt.Fprintf(g.stdout, "%d: %d entries (%s, %.0f ms): %s\n", r.PID, r.Entries, r.Strategy, r.DurationMS, strings.Join(r.Paths, " "))
 	}
 }
-
