@@ -1,0 +1,426 @@
+package usdt
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/cilium/ebpf/asm"
+)
+
+// Layout of an event record in the ring buffer (native byte order). The header is fixed; the sections after
+// it have sizes that follow from the site (its argument count, its strings and the string size).
+const (
+	recTime     = 0  // u64 bpf_ktime_get_ns: CLOCK_MONOTONIC
+	recPIDTGID  = 8  // u64 bpf_get_current_pid_tgid: tgid<<32 | tid, in the initial pid namespace
+	recSite     = 16 // u32 site index
+	recFaults   = 20 // u16 bit i: argument i's memory could not be read (the value is 0)
+	recNArgs    = 22 // u8
+	recNStrings = 23 // u8
+	recFlags    = 24 // u32 optional sections after the strings; none yet (see below)
+	recReserved = 28 // u32
+	recHeader   = 32 // then nargs u64 values, then nstrings string slots
+
+	// A string slot: s32 result (bytes copied, or a negative errno), u32 index of the pointer argument,
+	// then StringSize bytes.
+	strHeader = 8
+)
+
+// The flags word announces sections appended after the strings. None exists yet; the ones planned for
+// unwinding allocation stacks are bit 0, a copy of pt_regs, and bit 1, a bounded copy of the user stack
+// (u32 length, then the bytes from the stack pointer up). The decoder rejects records with flags it does
+// not know, so old readers never misparse new records.
+
+// Map names the generated programs refer to.
+const (
+	mapEvents = "events" // BPF_MAP_TYPE_RINGBUF
+	mapDrops  = "drops"  // BPF_MAP_TYPE_PERCPU_ARRAY, u32 site → u64 records lost because the ring was full
+)
+
+// StringArg says that a probe passes a string: the address in argument Ptr and the length in argument Len,
+// as HotSpot passes its class and method names (not NUL-terminated), or with Len -1, a NUL-terminated
+// string.
+type StringArg struct {
+	Ptr int `json:"ptr"`
+	Len int `json:"len"`
+}
+
+// progSpec is what the program of one site needs.
+type progSpec struct {
+	probe      *Probe
+	site       uint32
+	strings    []StringArg
+	stringSize int    // bytes per string slot, a multiple of 8
+	pid        uint32 // only events of this tgid; 0: any
+}
+
+// recordSize is the size of the site's records.
+func (s *progSpec) recordSize() int {
+	return recHeader + 8*len(s.probe.Args) + len(s.strings)*(strHeader+s.stringSize)
+}
+
+// ptRegs describes where a machine's uprobe context, struct pt_regs, keeps a register.
+type ptRegs struct {
+	ip  int16
+	reg func(name string) (off int16, shift uint8, ok bool)
+}
+
+func regsFor(m elf.Machine) (ptRegs, error) {
+	switch m {
+	case elf.EM_X86_64:
+		return ptRegs{ip: 128, reg: func(name string) (int16, uint8, bool) {
+			r, ok := x86Regs[name]
+			return r.off, r.shift, ok
+		}}, nil
+	case elf.EM_AARCH64:
+		return ptRegs{ip: 32 * 8, reg: func(name string) (int16, uint8, bool) {
+			off, ok := arm64Regs[name]
+			return off, 0, ok
+		}}, nil
+	}
+	return ptRegs{}, fmt.Errorf("%w: machine %v", ErrNotSupported, m)
+}
+
+// validate checks what the program generator relies on.
+func (s *progSpec) validate() error {
+	p := s.probe
+	switch {
+	case p.Err != nil:
+		return p.Err
+	case len(p.Args) > MaxArgs:
+		return fmt.Errorf("probe %s has %d arguments, more than %d", p, len(p.Args), MaxArgs)
+	case len(s.strings) > MaxArgs:
+		return fmt.Errorf("probe %s: more than %d strings", p, MaxArgs)
+	case s.stringSize%8 != 0 || s.stringSize < 8 || s.stringSize > MaxStringSize:
+		return fmt.Errorf("string size %d is not a multiple of 8 in [8, %d]", s.stringSize, MaxStringSize)
+	}
+	for _, str := range s.strings {
+		if str.Ptr < 0 || str.Ptr >= len(p.Args) || str.Len < -1 || str.Len >= len(p.Args) || str.Len == str.Ptr {
+			return fmt.Errorf("probe %s has %d arguments: no string at (%d, %d)", p, len(p.Args), str.Ptr, str.Len)
+		}
+	}
+	return nil
+}
+
+// MaxStringSize bounds Options.StringSize.
+const MaxStringSize = 4096
+
+// program generates the BPF program of one site: a uprobe (BPF_PROG_TYPE_KPROBE) program whose context is
+// struct pt_regs. It reserves a record in the ring buffer, fills in the header, fetches every argument the
+// way its spec says (a constant, a pt_regs slot, or bpf_probe_read_user from an address computed from
+// pt_regs), normalizes it to its size and signedness, copies the strings, and submits the record. When the
+// ring is full it counts a drop for the site instead.
+func (s *progSpec) program() (asm.Instructions, error) {
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	p := s.probe
+	regs, err := regsFor(p.Machine)
+	if err != nil {
+		return nil, err
+	}
+	const (
+		ctx     = asm.R6 // struct pt_regs *
+		rec     = asm.R7 // the reserved record
+		scratch = asm.R8 // pid_tgid, then a string's length
+		faults  = asm.R9 // bitmap of arguments whose memory could not be read
+	)
+	size := s.recordSize()
+	var insns asm.Instructions
+	// pending labels the next instruction added: the target of a jump past the end of an argument's code.
+	pending := ""
+	add := func(is ...asm.Instruction) {
+		if pending != "" && len(is) > 0 {
+			is[0] = is[0].WithSymbol(pending)
+			pending = ""
+		}
+		insns = append(insns, is...)
+	}
+	add(
+		asm.Mov.Reg(ctx, asm.R1),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.Mov.Reg(scratch, asm.R0),
+	)
+	if s.pid != 0 {
+		// The uprobe's perf event already filters by process (its mm); checking the tgid as well keeps other
+		// processes out of the ring should a kernel run the program for them anyway.
+		add(
+			asm.RSh.Imm(asm.R0, 32),
+			asm.JNE.Imm(asm.R0, int32(s.pid), "exit"),
+		)
+	}
+	add(
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapEvents),
+		asm.Mov.Imm(asm.R2, int32(size)),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.JEq.Imm(asm.R0, 0, "drop"),
+		asm.Mov.Reg(rec, asm.R0),
+		asm.StoreMem(rec, recPIDTGID, scratch, asm.DWord),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(rec, recTime, asm.R0, asm.DWord),
+		asm.StoreImm(rec, recSite, int64(s.site), asm.Word),
+		asm.StoreImm(rec, recNArgs, int64(len(p.Args)), asm.Byte),
+		asm.StoreImm(rec, recNStrings, int64(len(s.strings)), asm.Byte),
+		asm.StoreImm(rec, recFlags, 0, asm.Word),
+		asm.StoreImm(rec, recReserved, 0, asm.Word),
+		asm.Mov.Imm(faults, 0),
+	)
+	for i, a := range p.Args {
+		slot := int16(recHeader + 8*i)
+		switch a.Kind {
+		case ArgConst:
+			add(
+				asm.LoadImm(asm.R0, int64(a.normalize(uint64(a.Value))), asm.DWord),
+				asm.StoreMem(rec, slot, asm.R0, asm.DWord),
+			)
+		case ArgReg:
+			off, shift, ok := regs.reg(a.Reg)
+			if !ok {
+				return nil, fmt.Errorf("probe %s: argument %d: register %q is not in pt_regs", p, i, a.Reg)
+			}
+			add(asm.LoadMem(asm.R0, ctx, off, asm.DWord))
+			if shift != 0 {
+				add(asm.RSh.Imm(asm.R0, int32(shift)))
+			}
+			add(normalize(asm.R0, a)...)
+			add(asm.StoreMem(rec, slot, asm.R0, asm.DWord))
+		case ArgMem:
+			addr, err := address(regs, p, a)
+			if err != nil {
+				return nil, fmt.Errorf("probe %s: argument %d: %w", p, i, err)
+			}
+			ok := fmt.Sprintf("arg%d_ok", i)
+			add(addr...)
+			add(
+				// No need to clear the slot first: the helper zeroes it when it fails, and normalize
+				// drops the bytes beyond Size.
+				asm.Mov.Reg(asm.R1, rec),
+				asm.Add.Imm(asm.R1, int32(slot)),
+				asm.Mov.Imm(asm.R2, int32(a.Size)),
+				asm.FnProbeReadUser.Call(),
+				asm.JEq.Imm(asm.R0, 0, ok),
+				asm.Or.Imm(faults, 1<<i),
+			)
+			pending = ok
+			if a.Size < 8 {
+				add(asm.LoadMem(asm.R0, rec, slot, asm.DWord))
+				add(normalize(asm.R0, a)...)
+				add(asm.StoreMem(rec, slot, asm.R0, asm.DWord))
+			}
+		default:
+			return nil, fmt.Errorf("probe %s: argument %d: kind %v", p, i, a.Kind)
+		}
+	}
+	strBase := recHeader + 8*len(p.Args)
+	for k, str := range s.strings {
+		slot := int16(strBase + k*(strHeader+s.stringSize))
+		ptr := int16(recHeader + 8*str.Ptr)
+		label := func(what string) string { return fmt.Sprintf("str%d_%s", k, what) }
+		if str.Len < 0 {
+			add(
+				asm.Mov.Reg(asm.R1, rec),
+				asm.Add.Imm(asm.R1, int32(slot)+strHeader),
+				asm.Mov.Imm(asm.R2, int32(s.stringSize)),
+				asm.LoadMem(asm.R3, rec, ptr, asm.DWord),
+				asm.FnProbeReadUserStr.Call(),
+				asm.StoreMem(rec, slot, asm.R0, asm.Word),
+				asm.StoreImm(rec, slot+4, int64(str.Ptr), asm.Word),
+			)
+			continue
+		}
+		// Clamp the length where the verifier can see it: 0 <= len <= stringSize.
+		add(
+			asm.LoadMem(scratch, rec, int16(recHeader+8*str.Len), asm.DWord),
+			asm.JSLT.Imm(scratch, 0, label("zero")),
+			asm.JLE.Imm(scratch, int32(s.stringSize), label("read")),
+			asm.Mov.Imm(scratch, int32(s.stringSize)),
+			asm.Ja.Label(label("read")),
+			asm.Mov.Imm(scratch, 0).WithSymbol(label("zero")),
+			asm.Mov.Reg(asm.R1, rec).WithSymbol(label("read")),
+			asm.Add.Imm(asm.R1, int32(slot)+strHeader),
+			asm.Mov.Reg(asm.R2, scratch),
+			asm.LoadMem(asm.R3, rec, ptr, asm.DWord),
+			asm.FnProbeReadUser.Call(),
+			asm.JEq.Imm(asm.R0, 0, label("ok")),
+			asm.StoreMem(rec, slot, asm.R0, asm.Word),
+			asm.Ja.Label(label("done")),
+			asm.StoreMem(rec, slot, scratch, asm.Word).WithSymbol(label("ok")),
+			asm.StoreImm(rec, slot+4, int64(str.Ptr), asm.Word).WithSymbol(label("done")),
+		)
+	}
+	add(
+		asm.StoreMem(rec, recFaults, faults, asm.Half),
+		asm.Mov.Reg(asm.R1, rec),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnRingbufSubmit.Call(),
+		asm.Ja.Label("exit"),
+
+		asm.StoreImm(asm.R10, -4, int64(s.site), asm.Word).WithSymbol("drop"),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, -4),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapDrops),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
+		asm.Return(),
+	)
+	return insns, nil
+}
+
+// address computes an ArgMem argument's address into R3, using R2 as scratch.
+func address(regs ptRegs, p *Probe, a Arg) (asm.Instructions, error) {
+	const ctx = asm.R6
+	var insns asm.Instructions
+	if a.Reg != "" && a.Reg != "rip" {
+		off, shift, ok := regs.reg(a.Reg)
+		if !ok || shift != 0 {
+			return nil, fmt.Errorf("base register %q is not a 64-bit register in pt_regs", a.Reg)
+		}
+		insns = append(insns, asm.LoadMem(asm.R3, ctx, off, asm.DWord))
+	} else {
+		insns = append(insns, asm.Mov.Imm(asm.R3, 0))
+	}
+	if a.Index != "" {
+		off, shift, ok := regs.reg(a.Index)
+		if !ok || shift != 0 || bits.OnesCount(uint(a.Scale)) != 1 || a.Scale > 8 {
+			return nil, fmt.Errorf("index %q scale %d", a.Index, a.Scale)
+		}
+		insns = append(insns, asm.LoadMem(asm.R2, ctx, off, asm.DWord))
+		if a.Scale > 1 {
+			insns = append(insns, asm.LSh.Imm(asm.R2, int32(bits.TrailingZeros(uint(a.Scale)))))
+		}
+		insns = append(insns, asm.Add.Reg(asm.R3, asm.R2))
+	}
+	if a.Symbol != "" {
+		if a.SymbolAddr == 0 {
+			return nil, fmt.Errorf("symbol %q is not resolved", a.Symbol)
+		}
+		// The symbol's run-time address is its link-time address plus the load bias, which is the
+		// instruction pointer at the probe (uprobes report the breakpoint's address) minus the site's PC.
+		insns = append(insns,
+			asm.LoadMem(asm.R2, ctx, regs.ip, asm.DWord),
+			asm.Add.Reg(asm.R3, asm.R2),
+			asm.LoadImm(asm.R2, int64(a.SymbolAddr-p.PC), asm.DWord),
+			asm.Add.Reg(asm.R3, asm.R2),
+		)
+	}
+	switch {
+	case a.Value == 0:
+	case a.Value == int64(int32(a.Value)):
+		insns = append(insns, asm.Add.Imm(asm.R3, int32(a.Value)))
+	default:
+		insns = append(insns,
+			asm.LoadImm(asm.R2, a.Value, asm.DWord),
+			asm.Add.Reg(asm.R3, asm.R2),
+		)
+	}
+	return insns, nil
+}
+
+// normalize truncates r to the argument's size, sign-extending a signed integer (libbpf's arg_bitshift).
+func normalize(r asm.Register, a Arg) asm.Instructions {
+	if a.Size >= 8 {
+		return nil
+	}
+	shift := int32(64 - 8*a.Size)
+	right := asm.RSh
+	if a.Signed && !a.Float {
+		right = asm.ArSh
+	}
+	return asm.Instructions{asm.LSh.Imm(r, shift), right.Imm(r, shift)}
+}
+
+// Event is one firing of a probe site.
+type Event struct {
+	Site  int    // index of the site in the list given to Attach
+	Probe *Probe // that site's probe
+	Time  uint64 // bpf_ktime_get_ns: nanoseconds of CLOCK_MONOTONIC, the clock of perf record -k mono
+	PID   int    // thread group id, in the initial pid namespace (the host's)
+	TID   int    // thread id, in the initial pid namespace
+
+	// Args are the raw argument values: Size bytes, sign-extended when the argument is signed. Arg.Decode
+	// turns them into numbers of the right type.
+	Args []uint64
+	// Faults has bit i set when argument i's memory could not be read (its value is then 0).
+	Faults uint16
+	// Strings are the strings the site was asked to copy, in the order asked.
+	Strings []String
+}
+
+// String is a copy of a string argument, at most Options.StringSize bytes.
+type String struct {
+	Arg   int    // index of the pointer argument
+	Data  []byte // the bytes copied, without a terminating NUL
+	Fault bool   // the memory could not be read: Data is empty
+	// Truncated is set when the string was longer than the bytes copied: its length argument is larger,
+	// or no NUL was found in the bytes copied.
+	Truncated bool
+}
+
+var errRecord = errors.New("usdt: malformed record")
+
+// decode parses a record of the given site's program. It copies what it keeps, so raw may be reused.
+func (s *progSpec) decode(raw []byte) (Event, error) {
+	p := s.probe
+	ne := binary.NativeEndian
+	if len(raw) < s.recordSize() {
+		return Event{}, fmt.Errorf("%w: %d bytes, want %d for %s", errRecord, len(raw), s.recordSize(), p)
+	}
+	if int(raw[recNArgs]) != len(p.Args) || int(raw[recNStrings]) != len(s.strings) || ne.Uint32(raw[recFlags:]) != 0 {
+		return Event{}, fmt.Errorf("%w: %s: %d arguments, %d strings, flags %#x", errRecord, p,
+			raw[recNArgs], raw[recNStrings], ne.Uint32(raw[recFlags:]))
+	}
+	pidTgid := ne.Uint64(raw[recPIDTGID:])
+	e := Event{
+		Site:   int(s.site),
+		Probe:  p,
+		Time:   ne.Uint64(raw[recTime:]),
+		PID:    int(pidTgid >> 32),
+		TID:    int(uint32(pidTgid)),
+		Faults: ne.Uint16(raw[recFaults:]),
+		Args:   make([]uint64, len(p.Args)),
+	}
+	for i := range e.Args {
+		e.Args[i] = ne.Uint64(raw[recHeader+8*i:])
+	}
+	off := recHeader + 8*len(p.Args)
+	for _, str := range s.strings {
+		n := int32(ne.Uint32(raw[off:]))
+		data := raw[off+strHeader : off+strHeader+s.stringSize]
+		v := String{Arg: str.Ptr}
+		switch {
+		case n < 0:
+			v.Fault = true
+		case str.Len < 0: // bpf_probe_read_user_str: n counts the NUL, and is StringSize when it cut the string
+			n = min(n, int32(s.stringSize))
+			d := data[:n]
+			if i := indexNUL(d); i >= 0 {
+				d = d[:i]
+			}
+			v.Data = append([]byte(nil), d...)
+			v.Truncated = int(n) == s.stringSize
+		default:
+			n = min(n, int32(s.stringSize))
+			v.Data = append([]byte(nil), data[:n]...)
+			v.Truncated = int64(e.Args[str.Len]) > int64(n)
+		}
+		e.Strings = append(e.Strings, v)
+		off += strHeader + s.stringSize
+	}
+	return e, nil
+}
+
+func indexNUL(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return -1
+}

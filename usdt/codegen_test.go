@@ -1,0 +1,146 @@
+package usdt
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/codegen.golden")
+
+func mustArgs(t *testing.T, m elf.Machine, s string) []Arg {
+	t.Helper()
+	args, err := ParseArgs(m, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return args
+}
+
+// TestProgramGolden pins the generated programs of two synthetic sites, one per machine, with every
+// argument form; regenerate with -update after a deliberate change (the kernel tests load them for real).
+func TestProgramGolden(t *testing.T) {
+	x86 := &Probe{Provider: "p", Name: "x86", Machine: elf.EM_X86_64, PC: 0x1000, FileOffset: 0x1000,
+		Args: mustArgs(t, elf.EM_X86_64, "8@%rdi -4@%ecx 1@%ah -4@$-1 1@$-56 -8@-144(%rbp) -4@4(%rdx,%rsi,4) -8@glob+16(%rip) 4f@%eax 8@(,%rax,8)")}
+	x86.Args[7].SymbolAddr = 0x4010
+	arm := &Probe{Provider: "p", Name: "arm64", Machine: elf.EM_AARCH64, PC: 0x2000, FileOffset: 0x2000,
+		Args: mustArgs(t, elf.EM_AARCH64, "8@x0 -4@w1 8@[sp, 16] -2@[x29, -8] 8@5")}
+	var b strings.Builder
+	for _, s := range []progSpec{
+		{probe: x86, site: 3, strings: []StringArg{{Ptr: 0, Len: 1}, {Ptr: 9, Len: -1}}, stringSize: 64, pid: 1234},
+		{probe: arm, site: 0, stringSize: 256},
+	} {
+		insns, err := s.program()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "# %s %v, record %d bytes\n%v\n", s.probe, s.probe.Machine, s.recordSize(), insns)
+	}
+	golden := filepath.Join("testdata", "codegen.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), b.String()); diff != "" {
+		t.Errorf("programs differ from %s (-want +got; -update rewrites it):\n%s", golden, diff)
+	}
+}
+
+func TestProgramErrors(t *testing.T) {
+	many := &Probe{Provider: "p", Name: "n", Machine: elf.EM_X86_64, Args: make([]Arg, MaxArgs+1)}
+	i386 := &Probe{Provider: "p", Name: "n", Machine: elf.EM_386}
+	two := &Probe{Provider: "p", Name: "n", Machine: elf.EM_X86_64, Args: mustArgs(t, elf.EM_X86_64, "8@%rdi 4@%esi")}
+	for _, tc := range []struct {
+		s    progSpec
+		want string
+	}{
+		{progSpec{probe: many, stringSize: 8}, "more than 12"},
+		{progSpec{probe: i386, stringSize: 8}, "not supported"},
+		{progSpec{probe: two, stringSize: 8, strings: []StringArg{{Ptr: 1, Len: 1}}}, "no string"},
+		{progSpec{probe: two, stringSize: 8, strings: []StringArg{{Ptr: 2, Len: -1}}}, "no string"},
+		{progSpec{probe: two, stringSize: 12}, "string size"},
+	} {
+		if _, err := tc.s.program(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error about %q", tc.s, err, tc.want)
+		}
+	}
+}
+
+func TestDecode(t *testing.T) {
+	p := &Probe{Provider: "p", Name: "n", Machine: elf.EM_X86_64, Args: mustArgs(t, elf.EM_X86_64, "8@%rdi -4@%esi 8@%rdx -8@(%rax)")}
+	s := progSpec{probe: p, site: 2, stringSize: 8, strings: []StringArg{{Ptr: 0, Len: 1}, {Ptr: 2, Len: -1}, {Ptr: 0, Len: 3}}}
+	rec := make([]byte, s.recordSize())
+	ne := binary.NativeEndian
+	ne.PutUint64(rec[recTime:], 123456789)
+	ne.PutUint64(rec[recPIDTGID:], 77<<32|78)
+	ne.PutUint32(rec[recSite:], 2)
+	ne.PutUint16(rec[recFaults:], 1<<3)
+	rec[recNArgs], rec[recNStrings] = 4, 3
+	for i, v := range []uint64{0x1000, 20, 0x2000, 0} {
+		ne.PutUint64(rec[recHeader+8*i:], v)
+	}
+	str := recHeader + 8*4
+	slot := func(k, n int, data string) {
+		off := str + k*(strHeader+8)
+		ne.PutUint32(rec[off:], uint32(int32(n)))
+		ne.PutUint32(rec[off+4:], uint32(s.strings[k].Ptr))
+		copy(rec[off+strHeader:], data)
+	}
+	slot(0, 8, "abcdefgh")       // length 20, 8 copied: truncated
+	slot(1, 4, "xyz\x00")        // a C string of 3 bytes
+	slot(2, -14, "\x00\x00\x00") // -EFAULT
+	e, err := s.decode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Event{Site: 2, Probe: p, Time: 123456789, PID: 77, TID: 78, Faults: 8,
+		Args: []uint64{0x1000, 20, 0x2000, 0},
+		Strings: []String{
+			{Arg: 0, Data: []byte("abcdefgh"), Truncated: true},
+			{Arg: 2, Data: []byte("xyz")},
+			{Arg: 0, Fault: true},
+		}}
+	if diff := cmp.Diff(want, e); diff != "" {
+		t.Errorf("decode (-want +got):\n%s", diff)
+	}
+	if _, err := s.decode(rec[:len(rec)-1]); err == nil {
+		t.Error("short record decoded")
+	}
+	rec[recFlags] = 1
+	if _, err := s.decode(rec); err == nil {
+		t.Error("record with unknown flags decoded")
+	}
+}
+
+func TestDecodeValue(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		raw  uint64
+		want any
+	}{
+		{"-4@%eax", 0xffffffffffffffff, int64(-1)},
+		{"4@%eax", 0xffffffff, uint64(0xffffffff)},
+		{"4f@%eax", 0x40900000, float32(4.5)},
+		{"8f@%rdx", 0xc01b000000000000, float64(-6.75)},
+	} {
+		a, err := ParseArg(elf.EM_X86_64, tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Decode(tc.raw); got != tc.want {
+			t.Errorf("%s Decode(%#x) = %v (%T), want %v (%T)", tc.spec, tc.raw, got, got, tc.want, tc.want)
+		}
+	}
+}

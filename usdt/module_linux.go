@@ -1,0 +1,76 @@
+package usdt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
+)
+
+// Modules returns the files mapped executable by process pid (a pid as this process sees it) that have
+// probes, in the order of their lowest mapping.
+func Modules(ctx context.Context, pid int) ([]Module, error) {
+	maps, err := procfs.Default.Maps(pid)
+	if err != nil {
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
+		case errors.Is(err, os.ErrPermission):
+			return nil, fmt.Errorf("%w: cannot read the memory map of %d; run as root or as the process's user", attach.ErrPermission, pid)
+		}
+		return nil, fmt.Errorf("usdt: %w", err)
+	}
+	type key struct {
+		path  string
+		inode uint64
+	}
+	first := make(map[key]procfs.Mapping)
+	var order []key
+	for _, m := range maps {
+		if len(m.Perms) < 3 || m.Perms[2] != 'x' || m.Inode == 0 || len(m.Path) == 0 || m.Path[0] != '/' {
+			continue
+		}
+		k := key{m.Path, m.Inode}
+		if old, ok := first[k]; !ok || m.Start < old.Start {
+			if !ok {
+				order = append(order, k)
+			}
+			first[k] = m
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return first[order[i]].Start < first[order[j]].Start })
+	var mods []Module
+	for _, k := range order {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		m := first[k]
+		file := procfs.Default.Path(pid, "root", m.Path)
+		var st unix.Stat_t
+		if m.Deleted || unix.Stat(file, &st) != nil || st.Ino != m.Inode {
+			file = procfs.Default.Path(pid, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End))
+		}
+		probes, err := ReadFile(file)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				if _, serr := os.Stat(procfs.Default.Path(pid)); serr != nil {
+					return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
+				}
+			}
+			if errors.Is(err, os.ErrPermission) {
+				return nil, fmt.Errorf("%w: %v; run as root", attach.ErrPermission, err)
+			}
+			continue // not an ELF file, or one we cannot parse: it has no probes for us
+		}
+		if len(probes) > 0 {
+			mods = append(mods, Module{Path: m.Path, File: file, Probes: probes})
+		}
+	}
+	return mods, nil
+}

@@ -1,0 +1,89 @@
+package usdt
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+// Site is a probe site to trace: the file to attach to and the probe, with the strings to copy when it
+// fires.
+type Site struct {
+	// File is the ELF file as this process can open it, such as Module.File: for a library of another
+	// process, the path under /proc/<pid>/root, so that the uprobe lands on the inode the process mapped.
+	File    string
+	Probe   Probe
+	Strings []StringArg
+}
+
+// Options tune Attach.
+type Options struct {
+	// PID restricts the trace to one process, by its pid in the initial namespace (the host pid). With 0,
+	// every process that maps the files fires the probes, other users' included. When the process exits,
+	// the trace stops.
+	PID int
+	// StringSize is the most bytes copied of each string, rounded up to a multiple of 8; default 256, at most
+	// MaxStringSize.
+	StringSize int
+	// BufferSize is the size of the ring buffer in bytes, a power of two and a multiple of the page size;
+	// default 4 MiB. Records that find it full are counted as drops.
+	BufferSize int
+}
+
+const (
+	defaultStringSize = 256
+	defaultBufferSize = 4 << 20
+)
+
+func (o *Options) withDefaults() (Options, error) {
+	r := *o
+	if r.StringSize == 0 {
+		r.StringSize = defaultStringSize
+	}
+	r.StringSize = (r.StringSize + 7) &^ 7
+	if r.StringSize < 8 || r.StringSize > MaxStringSize {
+		return r, fmt.Errorf("usdt: string size %d not in [1, %d]", o.StringSize, MaxStringSize)
+	}
+	if r.BufferSize == 0 {
+		r.BufferSize = defaultBufferSize
+	}
+	page := os.Getpagesize()
+	if r.BufferSize < page || r.BufferSize&(r.BufferSize-1) != 0 || r.BufferSize%page != 0 {
+		return r, fmt.Errorf("usdt: buffer size %d is not a power of two multiple of the page size (%d)", r.BufferSize, page)
+	}
+	if r.PID < 0 || r.PID > 1<<31-1 {
+		return r, fmt.Errorf("usdt: pid %d", r.PID)
+	}
+	return r, nil
+}
+
+// specs builds and checks the programs' descriptions before anything touches the kernel.
+func specs(ctx context.Context, sites []Site, opts Options) ([]progSpec, error) {
+	if len(sites) == 0 {
+		return nil, fmt.Errorf("usdt: no probe sites to trace")
+	}
+	out := make([]progSpec, len(sites))
+	for i := range sites {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s := &sites[i]
+		if s.Probe.FileOffset == 0 {
+			return nil, fmt.Errorf("usdt: probe %s at %#x in %s: no loadable segment contains it", &s.Probe, s.Probe.PC, s.File)
+		}
+		out[i] = progSpec{
+			probe:      &s.Probe,
+			site:       uint32(i),
+			strings:    s.Strings,
+			stringSize: opts.StringSize,
+			pid:        uint32(opts.PID),
+		}
+		if err := out[i].validate(); err != nil {
+			return nil, fmt.Errorf("usdt: %w", err)
+		}
+		if 2*out[i].recordSize() > opts.BufferSize {
+			return nil, fmt.Errorf("usdt: probe %s: records of %d bytes do not fit a %d-byte ring buffer", &s.Probe, out[i].recordSize(), opts.BufferSize)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,289 @@
+package usdt
+
+import (
+	"context"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/attach"
+)
+
+// Tracer is a running trace: one uprobe per site, all feeding one ring buffer. Read returns its events; one
+// goroutine may Read while another calls Stop or Drops.
+type Tracer struct {
+	sites  []Site
+	specs  []progSpec
+	events *ebpf.Map
+	drops  *ebpf.Map
+	progs  []*ebpf.Program
+	links  []link.Link
+	rd     *ringbuf.Reader
+	rec    ringbuf.Record
+
+	linksMu  sync.Mutex
+	stopping atomic.Bool
+	eof      bool
+	done     chan struct{} // closed by Close: ends the process watcher
+	closeMu  sync.Once
+	closeErr error
+}
+
+// Attach loads one BPF program per site and attaches it as a uprobe at the site's file offset, with the
+// site's semaphore counted up by the kernel while the uprobe exists (the uprobe's reference counter
+// offset, Linux 4.20). It needs root, or CAP_BPF and CAP_PERFMON (and CAP_SYS_ADMIN for the files of other
+// users' processes). The programs are built with cilium/ebpf's asm package; no compiler is involved.
+func Attach(ctx context.Context, sites []Site, opts Options) (_ *Tracer, err error) {
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		return nil, fmt.Errorf("usdt: %w: uprobes on %s", ErrNotSupported, runtime.GOARCH)
+	}
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	sites = slices.Clone(sites)
+	ps, err := specs(ctx, sites, opts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		if m := ps[i].probe.Machine; !machineIsHost(m) {
+			return nil, fmt.Errorf("usdt: probe %s in %s: %w: a %v file on %s", ps[i].probe, sites[i].File, ErrNotSupported, m, runtime.GOARCH)
+		}
+	}
+	t := &Tracer{sites: sites, specs: ps, done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			_ = t.Close()
+		}
+	}()
+
+	t.events, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_events", Type: ebpf.RingBuf, MaxEntries: uint32(opts.BufferSize)})
+	if err != nil {
+		return nil, bpfError("create ring buffer", err)
+	}
+	t.drops, err = ebpf.NewMap(&ebpf.MapSpec{
+		Name: "usdt_drops", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: uint32(len(sites)),
+	})
+	if err != nil {
+		return nil, bpfError("create drop counters", err)
+	}
+	if t.rd, err = ringbuf.NewReader(t.events); err != nil {
+		return nil, bpfError("read ring buffer", err)
+	}
+
+	exes := make(map[string]*link.Executable)
+	for i := range ps {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s := &ps[i]
+		insns, err := s.program()
+		if err != nil {
+			return nil, fmt.Errorf("usdt: %w", err)
+		}
+		if err := insns.AssociateMap(mapEvents, t.events); err != nil {
+			return nil, fmt.Errorf("usdt: %w", err)
+		}
+		if err := insns.AssociateMap(mapDrops, t.drops); err != nil {
+			return nil, fmt.Errorf("usdt: %w", err)
+		}
+		prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+			Name:         "usdt_site",
+			Type:         ebpf.Kprobe,
+			License:      "GPL", // bpf_probe_read_user is GPL-only
+			Instructions: insns,
+		})
+		if err != nil {
+			return nil, bpfError(fmt.Sprintf("load program for probe %s at %#x", s.probe, s.probe.PC), err)
+		}
+		t.progs = append(t.progs, prog)
+
+		file := sites[i].File
+		ex := exes[file]
+		if ex == nil {
+			if ex, err = link.OpenExecutable(file); err != nil {
+				return nil, fmt.Errorf("usdt: %w", err)
+			}
+			exes[file] = ex
+		}
+		l, err := ex.Uprobe("", prog, &link.UprobeOptions{
+			Address:      s.probe.FileOffset,
+			PID:          opts.PID,
+			RefCtrOffset: s.probe.SemaphoreOffset,
+		})
+		if err != nil {
+			if opts.PID != 0 && errors.Is(err, unix.ESRCH) {
+				return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, opts.PID)
+			}
+			return nil, bpfError(fmt.Sprintf("attach uprobe for probe %s at %s+%#x", s.probe, file, s.probe.FileOffset), err)
+		}
+		t.linksMu.Lock()
+		t.links = append(t.links, l)
+		t.linksMu.Unlock()
+	}
+	if opts.PID != 0 {
+		if err := t.watch(opts.PID); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func machineIsHost(m elf.Machine) bool {
+	switch runtime.GOARCH {
+	case "amd64":
+		return m == elf.EM_X86_64
+	case "arm64":
+		return m == elf.EM_AARCH64
+	}
+	return false
+}
+
+// bpfError adds what to do to the kernel's refusals.
+func bpfError(op string, err error) error {
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("usdt: %s: %w: run as root (or with CAP_BPF and CAP_PERFMON): %w", op, attach.ErrPermission, err)
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return fmt.Errorf("usdt: %s: %w: the kernel lacks a feature (ring buffers need Linux 5.8): %w", op, ErrNotSupported, err)
+	}
+	return fmt.Errorf("usdt: %s: %w", op, err)
+}
+
+// watch stops the trace when process pid exits.
+func (t *Tracer) watch(pid int) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
+		}
+		return nil // no pidfd (Linux < 5.3): the trace then runs until stopped
+	}
+	go func() {
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 200)
+			select {
+			case <-t.done:
+				return
+			default:
+			}
+			if n > 0 || err != nil && !errors.Is(err, unix.EINTR) {
+				_ = t.Stop()
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+// Sites returns the sites being traced; Event.Site indexes it.
+func (t *Tracer) Sites() []Site { return t.sites }
+
+// Read returns the next event, waiting for one. After Stop, it returns the events still in the ring
+// buffer, then io.EOF; after Close, an error.
+func (t *Tracer) Read() (Event, error) {
+	for {
+		if t.eof {
+			return Event{}, io.EOF
+		}
+		if err := t.rd.ReadInto(&t.rec); err != nil {
+			if errors.Is(err, ringbuf.ErrFlushed) {
+				if t.stopping.Load() {
+					t.eof = true
+				}
+				continue
+			}
+			if errors.Is(err, os.ErrClosed) || errors.Is(err, ringbuf.ErrClosed) {
+				return Event{}, fmt.Errorf("usdt: read: %w", os.ErrClosed)
+			}
+			return Event{}, fmt.Errorf("usdt: read: %w", err)
+		}
+		raw := t.rec.RawSample
+		if len(raw) < recHeader {
+			return Event{}, fmt.Errorf("%w: %d bytes", errRecord, len(raw))
+		}
+		site := int(binary.NativeEndian.Uint32(raw[recSite:]))
+		if site >= len(t.specs) {
+			return Event{}, fmt.Errorf("%w: site %d of %d", errRecord, site, len(t.specs))
+		}
+		return t.specs[site].decode(raw)
+	}
+}
+
+// Stop detaches the uprobes, so that no new events come, and makes Read return the events still buffered,
+// then io.EOF. It can be called more than once, and from another goroutine than Read's.
+func (t *Tracer) Stop() error {
+	if t.stopping.Swap(true) {
+		return nil
+	}
+	err := t.closeLinks()
+	if t.rd != nil {
+		if ferr := t.rd.Flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
+	return err
+}
+
+func (t *Tracer) closeLinks() error {
+	t.linksMu.Lock()
+	defer t.linksMu.Unlock()
+	var errs []error
+	for _, l := range t.links {
+		errs = append(errs, l.Close())
+	}
+	t.links = nil
+	return errors.Join(errs...)
+}
+
+// Drops returns, per site, the events lost because the ring buffer was full.
+func (t *Tracer) Drops() ([]uint64, error) {
+	out := make([]uint64, len(t.specs))
+	for i := range out {
+		var perCPU []uint64
+		if err := t.drops.Lookup(uint32(i), &perCPU); err != nil {
+			return nil, fmt.Errorf("usdt: read drop counters: %w", err)
+		}
+		for _, n := range perCPU {
+			out[i] += n
+		}
+	}
+	return out, nil
+}
+
+// Close detaches the uprobes and frees the programs, maps and ring buffer. Read returns an error after it.
+func (t *Tracer) Close() error {
+	t.closeMu.Do(func() {
+		close(t.done)
+		t.stopping.Store(true)
+		errs := []error{t.closeLinks()}
+		if t.rd != nil {
+			errs = append(errs, t.rd.Close())
+		}
+		for _, p := range t.progs {
+			errs = append(errs, p.Close())
+		}
+		for _, m := range []*ebpf.Map{t.events, t.drops} {
+			if m != nil {
+				errs = append(errs, m.Close())
+			}
+		}
+		t.closeErr = errors.Join(errs...)
+	})
+	return t.closeErr
+}
