@@ -3,6 +3,7 @@ package flame
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -83,7 +84,7 @@ func (lr *lineReader) next() ([]byte, bool) {
 
 func (lr *lineReader) err() error {
 	err := lr.sc.Err()
-	if err == bufio.ErrTooLong {
+	if errors.Is(err, bufio.ErrTooLong) {
 		return &ParseError{Line: lr.n + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLine)}
 	}
 	return err

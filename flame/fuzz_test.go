@@ -137,7 +137,7 @@ func FuzzParseFolded(f *testing.F) {
 		}
 		dec := xml.NewDecoder(&svg)
 		for {
-			if _, err := dec.Token(); err == io.EOF {
+			if _, err := dec.Token(); errors.Is(err, io.EOF) {
 				break
 			} else if err != nil {
 				t.Fatalf("SVG not well-formed: %v", err)

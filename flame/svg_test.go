@@ -3,6 +3,7 @@ package flame
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -58,7 +59,7 @@ func readSVG(t *testing.T, b []byte) []svgFrameXML {
 	sawScript := false
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

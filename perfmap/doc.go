@@ -37,7 +37,7 @@
 // inlined code is named "outer->...->inner", as perf-map-agent's unfoldall names it; the ranges do not
 // overlap, so perf resolves every address to exactly one of them. With Annotate, compiled Java methods
 // get the suffix "_[j]" and inlined ones "_[i]", which flame graph tools colour.
-
+//
 // FromJcmd has the JVM write its own map (Compiler.perfmap, JDK 17+) through the attach mechanism and
 // reads it back; from JDK 22 on the JVM writes it under a fresh name (Compiler.perfmap's filename
 // argument), so that a map someone else keeps at /tmp/perf-<pid>.map is never touched.
@@ -50,7 +50,7 @@
 // dynamic linker hands the same path to the same instance, which keeps one JVMTI environment. With
 // AgentOptions.Library another agent (perf-map-agent's libperfmap.so) is loaded instead. JDK 21+ prints a
 // warning on the JVM's stderr the first time an agent is loaded dynamically (JEP 451).
-
+//
 // # Compatibility
 //
 // Linux only; elsewhere the functions fail with ErrNotSupported. openat2 needs Linux 5.6. Tested with the

@@ -91,7 +91,7 @@ func TestJavaFlames(t *testing.T) {
 	rects := 0
 	for {
 		tok, err := d.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

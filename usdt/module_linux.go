@@ -64,7 +64,7 @@ func Modules(ctx context.Context, pid int) ([]Module, error) {
 				}
 			}
 			if errors.Is(err, os.ErrPermission) {
-				return nil, fmt.Errorf("%w: %v; run as root", attach.ErrPermission, err)
+				return nil, fmt.Errorf("%w: %w; run as root", attach.ErrPermission, err)
 			}
 			continue // not an ELF file, or one we cannot parse: it has no probes for us
 		}

@@ -56,7 +56,7 @@ func BenchmarkGjmaps(b *testing.B) {
 		return func() error {
 			out, err := exec.Command(bin, "-p", pidList, "--strategy", strategy).CombinedOutput()
 			if err != nil {
-				return fmt.Errorf("%v\n%s", err, out)
+				return fmt.Errorf("%w\n%s", err, out)
 			}
 			return nil
 		}
@@ -70,7 +70,7 @@ func BenchmarkGjmaps(b *testing.B) {
 			for _, pid := range pids {
 				out, err := exec.Command(jdk.Bin("jcmd"), pid, "Compiler.perfmap").CombinedOutput()
 				if err != nil {
-					return fmt.Errorf("jcmd %s: %v\n%s", pid, err, out)
+					return fmt.Errorf("jcmd %s: %w\n%s", pid, err, out)
 				}
 			}
 			return nil

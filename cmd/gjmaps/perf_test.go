@@ -120,14 +120,14 @@ func TestPerfNamespace(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second)
 	data := perfRecord(t, perf, j.PID)
-	leaves, total, _ := perfSymbols(t, perf, data)
+	leaves, _, _ := perfSymbols(t, perf, data)
 	if n := leaves["long Busy.spin(long, int)"]; n > 0 {
 		t.Fatalf("perf named Busy.spin before gjmaps ran (%d samples): a stale map?", n)
 	}
 	if code, s, stderr := run(t, "-p", strconv.Itoa(j.PID), "--json"); code != 0 || len(s.JVMs[0].Paths) != 2 {
 		t.Fatalf("gjmaps: exit %d, %+v, %s", code, s, stderr)
 	}
-	leaves, total, _ = perfSymbols(t, perf, data)
+	leaves, total, _ := perfSymbols(t, perf, data)
 	busy := leaves["long Busy.spin(long, int)"]
 	t.Logf("namespaced JVM (host pid %d, pid %d inside): %d of %d samples named Busy.spin", j.PID, j.NSPID, busy, total)
 	if busy*2 < total {
