@@ -16,8 +16,8 @@ type PprofOptions struct {
 }
 
 // Pprof converts f to a pprof profile: one Function and one Location per distinct frame name, each
-// stack a Sample with its locations leaf first, as pprof orders them. Annotation suffixes ("_[j]") stay
-// in the names.
+// stack a Sample with its locations leaf first, as pprof orders them. A function's Name is the frame
+// without its annotation suffix ("_[j]", "_[i]", "_[k]"), which stays in its SystemName.
 func Pprof(f *Folded, opts PprofOptions) (*profile.Profile, error) {
 	typ, unit := opts.SampleType, opts.Unit
 	if typ == "" {
@@ -46,7 +46,8 @@ func Pprof(f *Folded, opts PprofOptions) (*profile.Profile, error) {
 			name := s.Frames[i]
 			loc := locs[name]
 			if loc == nil {
-				fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
+				_, label := classify(name)
+				fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: label, SystemName: name}
 				p.Function = append(p.Function, fn)
 				loc = &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn}}}
 				p.Location = append(p.Location, loc)

@@ -83,10 +83,13 @@ func TestWritePprof(t *testing.T) {
 			}
 			names := make(map[string]bool)
 			for _, fn := range p.Function {
-				if names[fn.Name] {
-					t.Errorf("function %q twice", fn.Name)
+				if names[fn.SystemName] {
+					t.Errorf("function %q twice", fn.SystemName)
 				}
-				names[fn.Name] = true
+				names[fn.SystemName] = true
+				if strings.Contains(fn.Name, "_[") {
+					t.Errorf("function name %q keeps its annotation", fn.Name)
+				}
 			}
 			if len(p.Location) != len(p.Function) {
 				t.Errorf("%d locations for %d functions", len(p.Location), len(p.Function))
@@ -97,7 +100,7 @@ func TestWritePprof(t *testing.T) {
 				want := f.Stacks[i]
 				var got []string
 				for j := len(s.Location) - 1; j >= 0; j-- {
-					got = append(got, s.Location[j].Line[0].Function.Name)
+					got = append(got, s.Location[j].Line[0].Function.SystemName)
 				}
 				if strings.Join(got, ";") != strings.Join(want.Frames, ";") || s.Value[0] != want.Count {
 					t.Fatalf("sample %d: %q %d, want %q %d", i, got, s.Value[0], want.Frames, want.Count)
