@@ -1,0 +1,83 @@
+// Package unwind walks the stacks of a HotSpot JVM's threads from outside the process, with nothing
+// loaded into the JVM: Java frames (interpreted, compiled and inlined, with bcis and line numbers)
+// through the JVM's VMStructs (package vmstructs), native frames by frame pointers and ELF symbols,
+// kernel frames from a perf sample's callchain. The same [Walker] runs on live threads stopped with
+// ptrace ([StopThread]), on perf samples ([Sampler], [Walker.Profile]) and on core files: its input
+// is a [Sample] (registers, optionally a copy of the user stack) and a vmstructs.Memory.
+//
+// # Walking (x86-64)
+//
+// [Walker.Frames] is an iterator over a stack's frames, leaf first. Each pc is classified: outside
+// the code cache it is native code; inside, the code blob found through the code heap's segment map
+// says interpreter, nmethod (compiled Java, or a native method's wrapper), stub or adapter, and a pc
+// equal to StubRoutines::_call_stub_return_address is an entry frame (the VM calling Java). Then:
+//
+//   - Interpreted frames: Method* at fp-24, bcp at fp-64 (src/hotspot/cpu/x86/frame_x86.hpp, JDK 9+;
+//     not in VMStructs), bci = bcp - (ConstMethod* + sizeof(ConstMethod)); the caller's sp is the
+//     frame's sender sp (fp-8), its pc at fp+8, its fp at fp. In the top frame the live bcp is in r13
+//     and, at a method's entry before its frame is built, rbx holds the Method* and r13 the sender's
+//     sp: then the return address is at sp, at fp+8 (after "enter") or in rax.
+//   - Compiled frames: rbp is a general register without -XX:+PreserveFramePointer, so the frame size
+//     (CodeBlob::_frame_size) gives the caller's sp; the return address and saved rbp are the frame's
+//     last two words. A top pc before CodeBlob::_frame_complete_offset is in the prologue, decoded from
+//     the verified entry ("push rbp", "sub rsp, n", the stack bang, nops); a top pc at "pop rbp",
+//     "ret" or the return poll ("cmp rsp, [r15+off]; ja") is in the epilogue. A return address equal
+//     to the nmethod's deopt handler is a deoptimised frame, whose original pc is saved at
+//     sp + nmethod::_orig_pc_offset. Inlined frames come from the PcDesc scopes
+//     (vmstructs.CodeCache.Scopes): for the top frame the first PcDesc after the pc, as HotSpot's
+//     forte.cpp takes it, for return addresses the PcDesc at the pc.
+//   - Stubs with a frame size unwind like compiled frames; frameless ones (StubRoutines, vtable and
+//     itable stubs, adapters) by the bytes at the pc ("push rbp", "mov rbp, rsp", "ret"), a frame
+//     built by "enter", or the return address at sp, whichever leads back into code.
+//   - Native code: the thread's JavaFrameAnchor (JavaThread::_anchor, last Java sp/pc/fp), set while
+//     the thread is in the VM or in native code, leads to its last Java frame; without one (leaf
+//     calls from stubs, threads that run no Java) frame pointers are followed, libjvm being built with
+//     them.
+//   - Entry frames: the JavaCallWrapper at fp + frame::entry_frame_call_wrapper_offset words holds the
+//     anchor of the Java frames below the VM's own; a null anchor sp is the thread's root, where a
+//     complete walk ends.
+//
+// The walk requires the sp to grow from frame to frame and stay aligned and within 64 MiB of where it
+// started, and bounds the frames (Options.MaxDepth). A stack that does not reach its root ends in a
+// Broken frame whose [Reason] says why; [Walker.Counts] counts walks by reason.
+//
+// Names: Java frames "pkg.Class.method" (Frame.Signature has Compiler.perfmap's form with types),
+// hidden classes "Name/0x<address>"; native frames their ELF symbols, C++ demangled without parameters
+// (github.com/ianlancetaylor/demangle); kernel frames from /proc/kallsyms.
+//
+// # Sampling
+//
+// [Sampler] opens a perf_event_open event per thread (PERF_TYPE_SOFTWARE/PERF_COUNT_SW_CPU_CLOCK, so it
+// needs no hardware PMU) with PERF_SAMPLE_IP|TID|TIME|CALLCHAIN|REGS_USER|STACK_USER, the user
+// registers ax, bx, bp, sp, ip, r13 and a 16 KiB copy of the user stack, and reads the ring buffers
+// every 10 ms (include/uapi/linux/perf_event.h, tools/perf/design.txt). New threads are found by
+// polling /proc/<pid>/task. Reads beyond the copied stack (frame anchors, deep stacks) go to the live
+// process: samples are walked as soon as they are read, before the code they ran can be unloaded.
+//
+// # Stopped threads
+//
+// [StopThread] stops one thread with PTRACE_SEIZE and PTRACE_INTERRUPT, reads its registers, runs a
+// callback and detaches, passing on a signal the thread was receiving. It always detaches: on a panic
+// in the callback, and, if the thread does not stop in time, by letting the tracing OS thread exit,
+// which makes the kernel detach it.
+//
+// # Compatibility
+//
+// x86-64 only (perf register layout, interpreter frame slots, instruction patterns); other platforms
+// build and return vmstructs.ErrNotSupported from StopThread and Profile. Tested on Linux 6.18 with
+// Debian's OpenJDK 17.0.15 and Temurin 25.0.3, without -XX:+PreserveFramePointer and without
+// -XX:+DebugNonSafepoints. Differences handled: JDK 17 keeps the deopt handler as a pointer
+// (CompiledMethod::_deopt_handler_begin), JDK 23+ as an offset (nmethod::_deopt_handler_offset); JDK 21+
+// compiles an nmethod entry barrier into every prologue, after "sub rsp" and before the frame is
+// complete; AccessFlags is 4 bytes on 17 and 2 on 25. JDK 8's interpreter keeps the bcp at fp-56 and
+// sometimes a bci in it; that layout is not handled. Virtual threads' frames are walked into their
+// carrier thread's.
+//
+// Measured on the Unwind workload (testdata of internal/testutil: compiled recursion, compiled and
+// interpreted code calling each other, the SHA-256 intrinsic stub, megamorphic calls, a sleeping
+// thread): the stacks of ptrace-stopped threads equal `jhsdb jstack --pid` of the same stopped JVM in
+// every frame below the top compiled frame, where jhsdb could walk them (it prints no frames for a
+// thread in a stub); jhsdb takes the debug information at or before a top compiled pc, HotSpot after
+// it, so top compiled frames may differ in line and inlining. Over 99.5% of perf samples reach the
+// thread root on both JDKs.
+package unwind

@@ -1,0 +1,374 @@
+package unwind
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// SamplerOptions tune a Sampler.
+type SamplerOptions struct {
+	// Frequency is the sampling rate per thread in Hz (cpu-clock, on CPU time only); default 99.
+	Frequency int
+	// StackBytes is how much of the user stack each sample copies (PERF_SAMPLE_STACK_USER, at most
+	// 65528 bytes); default 16 KiB. Frames above it are read from the live process.
+	StackBytes int
+	// NoKernel leaves out the kernel callchain.
+	NoKernel bool
+	// ThreadPoll is how often /proc/<pid>/task is read for new threads; default 100 ms.
+	ThreadPoll time.Duration
+}
+
+// Sampler samples the threads of one process with perf_event_open: a software cpu-clock event per
+// thread, with the user registers, a copy of the user stack and the kernel callchain in each sample.
+// Threads started while it runs are picked up by polling /proc/<pid>/task.
+type Sampler struct {
+	pid   int
+	opts  SamplerOptions
+	rings map[int]*ring // by tid
+	lost  uint64
+	buf   []byte
+}
+
+// ring is one thread's event and its mmap'ed ring buffer.
+type ring struct {
+	fd   int
+	mem  []byte
+	page *unix.PerfEventMmapPage
+	data []byte
+}
+
+const (
+	ringPages   = 64 // data pages per thread
+	maxStack    = 65528
+	regsMask    = 1<<0 | 1<<1 | 1<<6 | 1<<7 | 1<<8 | 1<<21 // AX, BX, BP, SP, IP, R13 (asm/perf_regs.h)
+	sampleTypes = unix.PERF_SAMPLE_IP | unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_CALLCHAIN |
+		unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER
+	contextMax = ^uint64(4095) // PERF_CONTEXT_MAX: callchain entries at or above it are context markers
+)
+
+// NewSampler prepares sampling of process pid; Run starts it.
+func NewSampler(pid int, opts SamplerOptions) (*Sampler, error) {
+	if opts.Frequency <= 0 {
+		opts.Frequency = 99
+	}
+	if opts.StackBytes <= 0 {
+		opts.StackBytes = 16 << 10
+	}
+	opts.StackBytes = min(opts.StackBytes, maxStack) &^ 7
+	if opts.ThreadPoll <= 0 {
+		opts.ThreadPoll = 100 * time.Millisecond
+	}
+	s := &Sampler{pid: pid, opts: opts, rings: map[int]*ring{}}
+	if _, err := s.sync(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Lost is the number of samples the kernel dropped because a ring buffer was full.
+func (s *Sampler) Lost() uint64 { return s.lost }
+
+// Close stops sampling and releases the events.
+func (s *Sampler) Close() error {
+	for tid, r := range s.rings {
+		r.close()
+		delete(s.rings, tid)
+	}
+	return nil
+}
+
+func (r *ring) close() {
+	unix.Munmap(r.mem)
+	unix.Close(r.fd)
+}
+
+// ErrProcessExited is returned by Run when the sampled process exited.
+var ErrProcessExited = errors.New("process exited")
+
+// Run samples until ctx ends or the process exits (then ErrProcessExited), calling fn for each
+// sample. The Sample and its slices are reused after fn returns.
+func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	lastSync := time.Now()
+	var sample Sample
+	for {
+		for _, r := range s.rings {
+			s.drain(r, &sample, fn)
+		}
+		if time.Since(lastSync) >= s.opts.ThreadPoll {
+			lastSync = time.Now()
+			alive, err := s.sync()
+			if err != nil {
+				return err
+			}
+			if !alive {
+				for _, r := range s.rings {
+					s.drain(r, &sample, fn)
+				}
+				return fmt.Errorf("sample %d: %w", s.pid, ErrProcessExited)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			for _, r := range s.rings {
+				s.drain(r, &sample, fn)
+			}
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// sync opens events for new threads and closes those of threads that exited. alive is false once
+// the process is gone.
+func (s *Sampler) sync() (alive bool, err error) {
+	dir := "/proc/" + strconv.Itoa(s.pid) + "/task"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+			return false, nil
+		}
+		return false, fmt.Errorf("sample %d: %w", s.pid, err)
+	}
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(s.pid) + "/stat"); err == nil {
+		if i := lastParen(b); i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
+			return false, nil
+		}
+	}
+	seen := map[int]bool{}
+	var firstErr error
+	for _, e := range ents {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		seen[tid] = true
+		if _, ok := s.rings[tid]; ok {
+			continue
+		}
+		r, err := s.open(tid)
+		if err != nil {
+			if errors.Is(err, unix.ESRCH) {
+				continue // exited meanwhile
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		s.rings[tid] = r
+	}
+	for tid, r := range s.rings {
+		if !seen[tid] {
+			var sample Sample
+			s.drain(r, &sample, func(*Sample) {})
+			r.close()
+			delete(s.rings, tid)
+		}
+	}
+	if len(s.rings) == 0 && firstErr != nil {
+		if errors.Is(firstErr, unix.EACCES) || errors.Is(firstErr, unix.EPERM) {
+			return false, fmt.Errorf("sample %d: perf_event_open: %w (run as root, or lower kernel.perf_event_paranoid)", s.pid, firstErr)
+		}
+		return false, fmt.Errorf("sample %d: perf_event_open: %w", s.pid, firstErr)
+	}
+	return true, nil
+}
+
+func lastParen(b []byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == ')' {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Sampler) open(tid int) (*ring, error) {
+	attr := unix.PerfEventAttr{
+		Type:              unix.PERF_TYPE_SOFTWARE,
+		Config:            unix.PERF_COUNT_SW_CPU_CLOCK,
+		Sample:            uint64(s.opts.Frequency),
+		Sample_type:       sampleTypes,
+		Bits:              unix.PerfBitFreq | unix.PerfBitExcludeCallchainUser | unix.PerfBitExcludeHv,
+		Sample_regs_user:  regsMask,
+		Sample_stack_user: uint32(s.opts.StackBytes),
+		Sample_max_stack:  127,
+	}
+	if s.opts.NoKernel {
+		attr.Bits |= unix.PerfBitExcludeKernel | unix.PerfBitExcludeCallchainKernel
+	}
+	attr.Size = uint32(unsafe.Sizeof(attr))
+	fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	size := (1 + ringPages) * os.Getpagesize()
+	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("mmap perf ring: %w", err)
+	}
+	r := &ring{fd: fd, mem: mem, page: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
+	off, n := r.page.Data_offset, r.page.Data_size
+	if off == 0 {
+		off, n = uint64(os.Getpagesize()), uint64(ringPages*os.Getpagesize())
+	}
+	r.data = mem[off : off+n]
+	return r, nil
+}
+
+// drain reads every record in a ring.
+func (s *Sampler) drain(r *ring, sample *Sample, fn func(*Sample)) {
+	head := atomic.LoadUint64(&r.page.Data_head)
+	tail := r.page.Data_tail
+	size := uint64(len(r.data))
+	for tail+8 <= head {
+		hdr := s.read(r, tail, 8)
+		typ := binary.LittleEndian.Uint32(hdr)
+		n := uint64(binary.LittleEndian.Uint16(hdr[6:]))
+		if n < 8 || tail+n > head || n > size {
+			tail = head
+			break
+		}
+		rec := s.read(r, tail, n)
+		switch typ {
+		case unix.PERF_RECORD_SAMPLE:
+			if parseSample(rec[8:], sample) {
+				fn(sample)
+			}
+		case unix.PERF_RECORD_LOST:
+			if len(rec) >= 24 {
+				s.lost += binary.LittleEndian.Uint64(rec[16:])
+			}
+		}
+		tail += n
+	}
+	atomic.StoreUint64(&r.page.Data_tail, tail)
+}
+
+// read returns n bytes of the ring at position pos, copied when they wrap around its end.
+func (s *Sampler) read(r *ring, pos, n uint64) []byte {
+	size := uint64(len(r.data))
+	start := pos % size
+	if start+n <= size {
+		return r.data[start : start+n]
+	}
+	if uint64(cap(s.buf)) < n {
+		s.buf = make([]byte, n)
+	}
+	b := s.buf[:n]
+	k := copy(b, r.data[start:])
+	copy(b[k:], r.data[:n-uint64(k)])
+	return b
+}
+
+// parseSample decodes a PERF_RECORD_SAMPLE body in the order of include/uapi/linux/perf_event.h for
+// sampleTypes: ip, pid/tid, time, callchain, regs_user, stack_user.
+func parseSample(b []byte, s *Sample) bool {
+	p := 0
+	u64 := func() (uint64, bool) {
+		if p+8 > len(b) {
+			return 0, false
+		}
+		v := binary.LittleEndian.Uint64(b[p:])
+		p += 8
+		return v, true
+	}
+	if _, ok := u64(); !ok { // ip
+		return false
+	}
+	pt, ok := u64()
+	if !ok {
+		return false
+	}
+	s.TID = int(uint32(pt >> 32))
+	s.JavaThread = 0
+	s.Time, _ = u64()
+	nr, ok := u64()
+	if !ok || nr > uint64(len(b)-p)/8 {
+		return false
+	}
+	s.Kernel = s.Kernel[:0]
+	inKernel := false
+	for range nr {
+		ip, _ := u64()
+		if ip >= contextMax {
+			inKernel = ip == ^uint64(127) // PERF_CONTEXT_KERNEL
+			continue
+		}
+		if inKernel {
+			s.Kernel = append(s.Kernel, ip)
+		}
+	}
+	abi, ok := u64()
+	if !ok {
+		return false
+	}
+	s.Regs = Regs{}
+	if abi != 0 {
+		var regs [bits.UintSize]uint64
+		n := bits.OnesCount64(regsMask)
+		for i := range n {
+			if regs[i], ok = u64(); !ok {
+				return false
+			}
+		}
+		// In the order of the mask's bits: AX, BX, BP, SP, IP, R13.
+		s.Regs = Regs{AX: regs[0], BX: regs[1], FP: regs[2], SP: regs[3], PC: regs[4], R13: regs[5]}
+	}
+	size, ok := u64()
+	if !ok {
+		return false
+	}
+	s.Stack = nil
+	if size > 0 {
+		if size > uint64(len(b)-p) {
+			return false
+		}
+		data := b[p : p+int(size)]
+		p += int(size)
+		dyn, ok := u64()
+		if ok && dyn < size {
+			data = data[:dyn]
+		}
+		s.Stack = data
+	}
+	return abi != 0
+}
+
+// Profile samples the walker's (live) JVM until ctx ends or the JVM exits, walks each sample at once
+// (before the code it ran can be unloaded) and hands it to fn. The walker's caches are refreshed
+// every second. It returns ErrProcessExited, wrapped, when the JVM exits.
+func (w *Walker) Profile(ctx context.Context, opts SamplerOptions, fn func(*Sample, *Stack)) error {
+	pid := w.j.PID
+	if pid == 0 {
+		return errors.New("unwind: profile: not a live JVM")
+	}
+	s, err := NewSampler(pid, opts)
+	if err != nil {
+		return fmt.Errorf("unwind: %w", err)
+	}
+	defer s.Close()
+	refreshed := time.Now()
+	return s.Run(ctx, func(smp *Sample) {
+		if time.Since(refreshed) > time.Second {
+			refreshed = time.Now()
+			w.Refresh() // on failure the old view stays
+		}
+		st := w.Walk(smp)
+		fn(smp, &st)
+	})
+}

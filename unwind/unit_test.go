@@ -1,0 +1,65 @@
+package unwind
+
+import "testing"
+
+func TestJavaName(t *testing.T) {
+	for in, want := range map[string]string{
+		"int java.lang.String.indexOf(int, int)":       "java.lang.String.indexOf",
+		"void Unwind.<init>()":                         "Unwind.<init>",
+		"java.lang.String[] Foo$Bar.baz()":             "Foo$Bar.baz",
+		"void Unwind$$Lambda/0x0000000022041228.run()": "Unwind$$Lambda/0x0000000022041228.run",
+		"": "",
+	} {
+		if got := javaName(in); got != want {
+			t.Errorf("javaName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestPatterns(t *testing.T) {
+	for _, c := range []struct {
+		code []byte
+		want epilogueState
+	}{
+		{[]byte{0xc3}, atRet},
+		{[]byte{0x5d, 0xc3}, atPopRBP},
+		{[]byte{0x5d, 0x49, 0x3b, 0xa7, 0x40, 0x03, 0, 0, 0x0f, 0x87, 1, 0, 0, 0, 0xc3}, atPopRBP},
+		{[]byte{0x49, 0x3b, 0xa7, 0x40, 0x03, 0, 0, 0x0f, 0x87, 1, 0, 0, 0, 0xc3}, atRet},
+		{[]byte{0x0f, 0x87, 1, 0, 0, 0, 0xc3}, atRet},
+		{[]byte{0xc5, 0xf8, 0x77, 0xc3}, atRet},
+		{[]byte{0x48, 0x83, 0xc4, 0x10, 0x5d, 0xc3}, notEpilogue}, // add rsp: the frame size still applies
+		{[]byte{0x5d, 0x48}, notEpilogue},
+		{nil, notEpilogue},
+	} {
+		if got := epilogue(c.code); got != c.want {
+			t.Errorf("epilogue(% x) = %v, want %v", c.code, got, c.want)
+		}
+	}
+	bang := []byte{0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe, 0xff}
+	for _, c := range []struct {
+		code          []byte
+		pushed, built bool
+	}{
+		{nil, false, false},
+		{bang, false, false},
+		{append(append([]byte{}, bang...), 0x55), true, false},
+		{append(append([]byte{}, bang...), 0x55, 0x48, 0x83, 0xec, 0x10), true, true},
+		{append(append([]byte{}, bang...), 0x55, 0x48, 0x83, 0xec, 0x10, 0x41, 0x81), true, true},
+		{[]byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x81, 0xec, 0, 1, 0, 0}, true, true},
+	} {
+		if p, b := prologueState(c.code); p != c.pushed || b != c.built {
+			t.Errorf("prologueState(% x) = %v, %v, want %v, %v", c.code, p, b, c.pushed, c.built)
+		}
+	}
+}
+
+// FuzzPatterns: the instruction decoders never panic.
+func FuzzPatterns(f *testing.F) {
+	f.Add([]byte{0x5d, 0x49, 0x3b, 0xa7, 0x40, 0x03, 0, 0, 0x0f, 0x87, 1, 0, 0, 0, 0xc3})
+	f.Add([]byte{0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe, 0xff, 0x55, 0x48, 0x83, 0xec})
+	f.Fuzz(func(t *testing.T, code []byte) {
+		epilogue(code)
+		prologueState(code)
+		isSubRSP(code)
+	})
+}

@@ -1,0 +1,933 @@
+package unwind
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jvmkit/jvmkit/vmstructs"
+)
+
+// Symbolizer names native code: a pc in a shared library or the executable.
+type Symbolizer interface {
+	// Symbolize returns the (demangled) function name and the base name of the file that holds pc.
+	Symbolize(pc uint64) (name, module string, ok bool)
+}
+
+// Options tune a Walker.
+type Options struct {
+	// MaxDepth bounds the frames of one stack, inlined ones included; default 2048.
+	MaxDepth int
+	// Native names native frames; nil leaves them named by address.
+	Native Symbolizer
+	// Kernel names kernel frames; nil leaves them named by address.
+	Kernel Symbolizer
+	// Logger, if set, gets diagnostics (thread list refreshes that failed, layout problems).
+	Logger *slog.Logger
+}
+
+// Walker walks the stacks of one JVM's threads. It caches what it reads of the code cache and of
+// methods; call Refresh now and then when it walks a live JVM, whose code changes. A Walker is not
+// safe for concurrent use.
+type Walker struct {
+	j    *vmstructs.JVM
+	cc   *vmstructs.CodeCache
+	l    *vmstructs.FrameLayout
+	opts Options
+
+	blobs   []*blobInfo // sorted by start, non-overlapping
+	methods map[uint64]*methodInfo
+	scopes  map[scopeKey][]Frame
+	threads map[int]uint64 // tid -> JavaThread*
+	// threadsRead is when the thread list was last read, to bound re-reads for unknown tids.
+	threadsRead time.Time
+
+	counts [numReasons]int
+	walks  int
+}
+
+type blobInfo struct {
+	b          *vmstructs.CodeBlob
+	deopt      uint64 // deoptimisation handler entry; 0 unknown or none
+	origPC     int64  // nmethod::_orig_pc_offset
+	deoptValid bool
+}
+
+type scopeKey struct {
+	blob, pc uint64
+	id       int
+	top      bool
+}
+
+type methodInfo struct {
+	cm, code  uint64 // ConstMethod*, first bytecode
+	codeSize  uint64
+	native    bool
+	name, sig string
+	method    uint64 // the Method* itself
+	ok        bool
+}
+
+func (m *methodInfo) addr() uint64 { return m.method }
+
+// New returns a walker for j, whose code cache and frame layout it reads now.
+func New(j *vmstructs.JVM, opts Options) (*Walker, error) {
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = 2048
+	}
+	l, err := j.FrameLayout()
+	if err != nil {
+		return nil, fmt.Errorf("unwind: %w", err)
+	}
+	cc, err := j.CodeCache()
+	if err != nil {
+		return nil, fmt.Errorf("unwind: %w", err)
+	}
+	w := &Walker{j: j, cc: cc, l: l, opts: opts}
+	w.reset()
+	return w, nil
+}
+
+func (w *Walker) reset() {
+	w.blobs = w.blobs[:0]
+	w.methods = map[uint64]*methodInfo{}
+	w.scopes = map[scopeKey][]Frame{}
+}
+
+// Refresh drops what the walker cached about code and methods, and takes a new view of the code
+// cache: code is compiled, unloaded and replaced while a JVM runs.
+func (w *Walker) Refresh() error {
+	cc, err := w.j.CodeCache()
+	if err != nil {
+		return fmt.Errorf("unwind: %w", err)
+	}
+	w.cc = cc
+	w.reset()
+	return nil
+}
+
+// JVM returns the JVM the walker reads.
+func (w *Walker) JVM() *vmstructs.JVM { return w.j }
+
+// Counts returns how many walks ended for each reason; the key ReasonNone counts complete walks.
+func (w *Walker) Counts() map[Reason]int {
+	out := map[Reason]int{}
+	for r, n := range w.counts {
+		if n > 0 {
+			out[Reason(r)] = n
+		}
+	}
+	return out
+}
+
+// Walk walks a sample's stack and collects its frames.
+func (w *Walker) Walk(s *Sample) Stack {
+	st := Stack{TID: s.TID, Complete: true}
+	for f := range w.Frames(s) {
+		st.Frames = append(st.Frames, f)
+		if f.Type == Broken {
+			st.Complete, st.Reason = false, f.Reason
+		}
+	}
+	return st
+}
+
+// Frames walks a sample's stack, leaf first: the kernel frames of its callchain, then the user
+// frames from its registers. A stack that does not reach the thread's root ends in a Broken frame
+// that names the reason; a stack that does ends in the Java frame of the thread's first method
+// (or, for a thread that never runs Java code, where frame pointers end).
+func (w *Walker) Frames(s *Sample) iter.Seq[Frame] {
+	return func(yield func(Frame) bool) {
+		w.walks++
+		st := walkState{w: w, s: s, yield: yield, mem: stackMem{base: w.j.Mem, lo: s.Regs.SP, data: s.Stack}}
+		r := st.run()
+		w.counts[r]++
+	}
+}
+
+// walkState is one walk in progress.
+type walkState struct {
+	w     *Walker
+	s     *Sample
+	mem   stackMem
+	yield func(Frame) bool
+	n     int  // frames yielded
+	stop  bool // the consumer stopped the iteration
+	java  bool // a Java frame was seen
+	jt    uint64
+	spMax uint64 // the highest plausible sp
+}
+
+// emit yields f; false when the walk must end (the consumer stopped, or too many frames).
+func (st *walkState) emit(f Frame) bool {
+	if st.stop {
+		return false
+	}
+	if st.n >= st.w.opts.MaxDepth {
+		return false
+	}
+	st.n++
+	if f.Java() {
+		st.java = true
+	}
+	if !st.yield(f) {
+		st.stop = true
+		return false
+	}
+	return true
+}
+
+// fail ends the walk with a Broken frame.
+func (st *walkState) fail(r Reason, pc, sp uint64, detail string) Reason {
+	name := "[" + r.String() + "]"
+	if detail != "" {
+		name = "[" + r.String() + ": " + detail + "]"
+	}
+	// The broken frame is emitted even at the depth limit.
+	if !st.stop {
+		st.n++
+		if !st.yield(Frame{Type: Broken, PC: pc, SP: sp, Name: name, BCI: -1, Line: -1, Reason: r}) {
+			st.stop = true
+		}
+	}
+	return r
+}
+
+const (
+	wordSize = 8
+	// maxStackSpan bounds how far above the first sp a walk may go (thread stacks are at most a few
+	// MiB; the main thread's 8 MiB by default).
+	maxStackSpan = 64 << 20
+	// maxInterpFrame bounds an interpreted frame (fp - sp): locals, monitors and expression stack.
+	maxInterpFrame = 1 << 20
+	maxNativeFrame = 1 << 20
+)
+
+// An interpreted frame keeps, in words below its fp (src/hotspot/cpu/x86/frame_x86.hpp, JDK 9+; only
+// the sender sp is in VMStructs): the sender sp at -1, the Method* at -3, the bcp at -8.
+
+const accNative = 0x0100 // JVM_ACC_NATIVE
+
+func (st *walkState) run() Reason {
+	w, s := st.w, st.s
+	for _, pc := range s.Kernel {
+		f := Frame{Type: Kernel, PC: pc, BCI: -1, Line: -1, Name: fmt.Sprintf("[kernel %#x]", pc)}
+		if w.opts.Kernel != nil {
+			if name, _, ok := w.opts.Kernel.Symbolize(pc); ok {
+				f.Name = name
+			}
+		}
+		if !st.emit(f) {
+			return st.end()
+		}
+	}
+	st.jt = s.JavaThread
+	if st.jt == 0 {
+		st.jt = w.javaThread(s.TID)
+	}
+	pc, sp, fp := s.Regs.PC, s.Regs.SP, s.Regs.FP
+	if sp == 0 || sp%wordSize != 0 {
+		return st.fail(ReasonBadSP, pc, sp, "")
+	}
+	st.spMax = sp + maxStackSpan
+	top, anchorUsed := true, false
+	var lastSP uint64
+	for {
+		if st.stop || st.n >= w.opts.MaxDepth {
+			return st.end()
+		}
+		if !top && (sp <= lastSP || sp > st.spMax || sp%wordSize != 0) {
+			return st.fail(ReasonBadSP, pc, sp, "")
+		}
+		lastSP = sp
+		if pc == 0 {
+			return st.fail(ReasonBadReturn, pc, sp, "null pc")
+		}
+		if !w.cc.Contains(pc) {
+			// Native code. Java frames below it are found through the thread's frame anchor, set when
+			// Java code called into the VM or native code; else frame pointers lead back into Java code
+			// (stubs call C leaf functions without an anchor) or, for threads that run no Java, to the
+			// thread's start.
+			if !st.emitNative(pc, sp, top) {
+				return st.end()
+			}
+			if !anchorUsed && st.jt != 0 {
+				a, err := st.anchor(st.jt + w.l.ThreadAnchor)
+				if err != nil {
+					return st.fail(ReasonRead, pc, sp, "frame anchor")
+				}
+				if a.sp != 0 && a.sp > sp {
+					anchorUsed, top = true, false
+					pc, sp, fp = a.pc, a.sp, a.fp
+					lastSP = 0
+					continue
+				}
+			}
+			npc, nsp, nfp, ok := st.nativeCaller(sp, fp)
+			if !ok {
+				if npc == 0 && nsp != 0 && (st.jt == 0 || !st.java) {
+					return ReasonNone // frame pointers ended: the root of a native thread
+				}
+				if st.jt == 0 || !st.java {
+					return st.fail(ReasonNoJavaFrames, pc, sp, "")
+				}
+				return st.fail(ReasonNativeNoAnchor, pc, sp, "")
+			}
+			pc, sp, fp, top = npc, nsp, nfp, false
+			continue
+		}
+		if pc == w.l.CallStubReturn {
+			// An entry frame: the VM called Java here. Its JavaCallWrapper holds the anchor of the Java
+			// frames below the VM's own (C++) frames, or none at the thread's first call.
+			cw, err := st.mem.u64(fp + uint64(w.l.EntryFrameCallWrapper*wordSize))
+			if err != nil || cw == 0 {
+				return st.fail(ReasonRead, pc, sp, "entry frame")
+			}
+			a, err := st.anchor(cw + w.l.CallWrapperAnchor)
+			if err != nil {
+				return st.fail(ReasonRead, pc, sp, "entry frame anchor")
+			}
+			if a.sp == 0 {
+				return ReasonNone
+			}
+			if a.sp <= sp {
+				return st.fail(ReasonBadSP, pc, sp, "entry frame anchor")
+			}
+			pc, sp, fp, top = a.pc, a.sp, a.fp, false
+			lastSP = 0
+			continue
+		}
+		bi, err := w.blob(pc)
+		if err != nil {
+			return st.fail(ReasonRead, pc, sp, "code cache")
+		}
+		if bi == nil {
+			return st.fail(ReasonNoBlob, pc, sp, "")
+		}
+		b := bi.b
+		var npc, nsp, nfp uint64
+		var r Reason
+		switch b.Kind {
+		case vmstructs.KindInterpreter:
+			npc, nsp, nfp, r = st.interpreted(pc, sp, fp, top)
+		case vmstructs.KindNMethod, vmstructs.KindNativeNMethod:
+			npc, nsp, nfp, r = st.compiled(bi, pc, sp, fp, top)
+		default:
+			npc, nsp, nfp, r = st.stub(b, pc, sp, fp, top)
+		}
+		if r != ReasonNone {
+			if st.stop || st.n >= w.opts.MaxDepth {
+				return st.end()
+			}
+			return st.fail(r, pc, sp, "")
+		}
+		pc, sp, fp, top = npc, nsp, nfp, false
+	}
+}
+
+// end is the result of a walk that the consumer or the depth limit stopped.
+func (st *walkState) end() Reason {
+	if st.stop {
+		return ReasonNone
+	}
+	return st.fail(ReasonDepth, 0, 0, "")
+}
+
+type anchor struct{ sp, pc, fp uint64 }
+
+// anchor reads a JavaFrameAnchor; a pc of 0 is taken from the word below the anchor's sp, where the
+// call that left Java code put its return address.
+func (st *walkState) anchor(addr uint64) (anchor, error) {
+	l := st.w.l
+	var buf [24]byte
+	lo := min(l.AnchorSP, l.AnchorPC, l.AnchorFP)
+	hi := max(l.AnchorSP, l.AnchorPC, l.AnchorFP) + 8
+	if hi-lo > uint64(len(buf)) {
+		return anchor{}, errors.New("anchor layout")
+	}
+	if _, err := st.w.j.Mem.ReadAt(buf[:hi-lo], addr+lo); err != nil {
+		return anchor{}, err
+	}
+	word := func(off uint64) uint64 { return binary.LittleEndian.Uint64(buf[off-lo:]) }
+	a := anchor{sp: word(l.AnchorSP), pc: word(l.AnchorPC), fp: word(l.AnchorFP)}
+	if a.sp != 0 && a.pc == 0 {
+		pc, err := st.mem.u64(a.sp - wordSize)
+		if err != nil {
+			return anchor{}, err
+		}
+		a.pc = pc
+	}
+	return a, nil
+}
+
+// nativeCaller follows the frame pointer of C or C++ code. ok is false where the chain ends; npc is
+// then 0 and nsp non-zero if it ended at a null frame pointer or return address (a thread's start).
+func (st *walkState) nativeCaller(sp, fp uint64) (npc, nsp, nfp uint64, ok bool) {
+	if fp == 0 {
+		return 0, sp, 0, false
+	}
+	if fp < sp || fp-sp > maxNativeFrame || fp%wordSize != 0 {
+		return 0, 0, 0, false
+	}
+	ra, err1 := st.mem.u64(fp + wordSize)
+	next, err2 := st.mem.u64(fp)
+	if err1 != nil || err2 != nil {
+		return 0, 0, 0, false
+	}
+	if ra == 0 {
+		return 0, fp, 0, false
+	}
+	if ra < 4096 {
+		return 0, 0, 0, false
+	}
+	return ra, fp + 2*wordSize, next, true
+}
+
+func (st *walkState) emitNative(pc, sp uint64, top bool) bool {
+	f := Frame{Type: Native, PC: pc, SP: sp, BCI: -1, Line: -1}
+	if sym := st.w.opts.Native; sym != nil {
+		look := pc
+		if !top {
+			look-- // a return address may lie just past its function (a call to a noreturn function)
+		}
+		if name, mod, ok := sym.Symbolize(look); ok {
+			f.Name, f.Module = name, mod
+		} else if mod != "" {
+			f.Name, f.Module = "["+mod+"]", mod
+		}
+	}
+	if f.Name == "" {
+		f.Name = fmt.Sprintf("[native %#x]", pc)
+	}
+	return st.emit(f)
+}
+
+// interpreted handles a frame of the template interpreter.
+func (st *walkState) interpreted(pc, sp, fp uint64, top bool) (npc, nsp, nfp uint64, r Reason) {
+	w, s := st.w, st.s
+	plausible := fp > sp && fp-sp < maxInterpFrame && fp%wordSize == 0
+	var m *methodInfo
+	if plausible {
+		if mp, err := st.mem.u64(fp - 3*wordSize); err == nil {
+			m = w.method(mp)
+		}
+	}
+	if top {
+		// The interpreter keeps the live bcp in r13 and spills it to the frame only at calls. Where
+		// r13 is no bcp of the frame's method, the sample hit a method's entry before its frame was
+		// built: then rbx holds the callee's Method* and r13 the sender's sp.
+		if m != nil && (m.native || m.codeAt(s.Regs.R13)) {
+			bci := -1
+			if !m.native {
+				bci = int(s.Regs.R13 - m.code)
+			}
+			if !st.emitJava(Interpreted, m, bci, pc, sp, false) {
+				return 0, 0, 0, ReasonNone
+			}
+			return st.interpretedSender(fp)
+		}
+		if e := w.method(s.Regs.BX); e != nil {
+			if cpc, csp, cfp, ok := st.interpreterEntry(pc, sp, fp); ok {
+				if !st.emitJava(Interpreted, e, -1, pc, sp, true) {
+					return 0, 0, 0, ReasonNone
+				}
+				return cpc, csp, cfp, ReasonNone
+			}
+		}
+		if m == nil {
+			return 0, 0, 0, ReasonInterpreterFrame
+		}
+		// Inside the interpreter's own code (a template, a call into the VM): the frame is built.
+		if !st.emitJava(Interpreted, m, st.spilledBCI(m, fp), pc, sp, true) {
+			return 0, 0, 0, ReasonNone
+		}
+		return st.interpretedSender(fp)
+	}
+	if m == nil {
+		return 0, 0, 0, ReasonInterpreterFrame
+	}
+	if !st.emitJava(Interpreted, m, st.spilledBCI(m, fp), pc, sp, false) {
+		return 0, 0, 0, ReasonNone
+	}
+	return st.interpretedSender(fp)
+}
+
+// spilledBCI is the bci saved in an interpreted frame's bcp slot, -1 when it is none.
+func (st *walkState) spilledBCI(m *methodInfo, fp uint64) int {
+	if m.native {
+		return -1
+	}
+	bcp, err := st.mem.u64(fp - 8*wordSize)
+	if err != nil {
+		return -1
+	}
+	if m.codeAt(bcp) {
+		return int(bcp - m.code)
+	}
+	if bcp < m.codeSize {
+		return int(bcp) // JDK 8 keeps a bci in the slot while the frame is being set up ("bcx")
+	}
+	return -1
+}
+
+func (st *walkState) interpretedSender(fp uint64) (npc, nsp, nfp uint64, r Reason) {
+	ra, err1 := st.mem.u64(fp + wordSize)
+	ssp, err2 := st.mem.u64(fp - wordSize)
+	next, err3 := st.mem.u64(fp)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return 0, 0, 0, ReasonRead
+	}
+	// The sender sp is the caller's unextended sp: a compiled caller that went through a c2i adapter
+	// had its stack extended for the arguments.
+	if ssp <= fp-8*wordSize || ssp > fp+maxInterpFrame {
+		return 0, 0, 0, ReasonBadSP
+	}
+	return ra, ssp, next, ReasonNone
+}
+
+// interpreterEntry finds the caller of an interpreted method entered before its frame was built
+// (rbx = Method*, r13 = the sender's sp). The return address is at sp right at the entry, in rax
+// while the entry code moves the locals, and at fp+8 once it pushed a new fp.
+func (st *walkState) interpreterEntry(pc, sp, fp uint64) (npc, nsp, nfp uint64, ok bool) {
+	w, s := st.w, st.s
+	ssp := s.Regs.R13
+	if ssp < sp || ssp-sp > maxInterpFrame {
+		return 0, 0, 0, false
+	}
+	if ra, err := st.mem.u64(sp); err == nil && w.cc.Contains(ra) && ra != pc {
+		return ra, ssp, fp, true
+	}
+	if fp > sp && fp < ssp {
+		if ra, err := st.mem.u64(fp + wordSize); err == nil && w.cc.Contains(ra) {
+			next, err := st.mem.u64(fp)
+			if err == nil {
+				return ra, ssp, next, true
+			}
+		}
+	}
+	if w.cc.Contains(s.Regs.AX) {
+		return s.Regs.AX, ssp, fp, true
+	}
+	return 0, 0, 0, false
+}
+
+// compiled handles an nmethod: its frame size gives the caller's sp; rbp is a general register in
+// compiled code (without -XX:+PreserveFramePointer), so the caller's fp is the saved one below the
+// return address.
+func (st *walkState) compiled(bi *blobInfo, pc, sp, fp uint64, top bool) (npc, nsp, nfp uint64, r Reason) {
+	w, b := st.w, bi.b
+	symPC := pc
+	if !top {
+		if d, off := w.deopt(bi); d != 0 && pc == d {
+			// A deoptimised frame returns into the deopt handler; the pc it had is saved in the frame.
+			orig, err := st.mem.u64(sp + uint64(off))
+			if err == nil && orig >= b.Start && orig < b.End {
+				symPC = orig
+			}
+		}
+	}
+	fs := uint64(b.FrameSize)
+	off := pc - b.Start
+	emit := func() bool {
+		return st.emitCompiled(bi, symPC, pc, sp, top)
+	}
+	if top && b.FrameComplete >= 0 && off < uint64(b.FrameComplete) {
+		if !emit() {
+			return 0, 0, 0, ReasonNone
+		}
+		return st.prologue(b, pc, sp, fp)
+	}
+	if !top && b.FrameComplete >= 0 && off < uint64(b.FrameComplete) && b.Kind == vmstructs.KindNMethod {
+		return 0, 0, 0, ReasonPrologue
+	}
+	if !emit() {
+		return 0, 0, 0, ReasonNone
+	}
+	if top {
+		if npc, nsp, nfp, ok := st.epilogue(pc, sp, fp); ok {
+			return npc, nsp, nfp, ReasonNone
+		}
+	}
+	npc, nsp, nfp, r = st.fixedFrame(sp, fs)
+	if r == ReasonBadReturn && top {
+		// Code that does not follow the patterns (a pc in a stub-like part of the nmethod): the
+		// return address may be at sp.
+		if ra, err := st.mem.u64(sp); err == nil && st.w.cc.Contains(ra) {
+			return ra, sp + wordSize, fp, ReasonNone
+		}
+	}
+	return npc, nsp, nfp, r
+}
+
+// epilogue unwinds a top frame whose pc is in an epilogue, after its frame was popped.
+func (st *walkState) epilogue(pc, sp, fp uint64) (npc, nsp, nfp uint64, ok bool) {
+	switch epilogue(st.code(pc, 24)) {
+	case atRet:
+		if ra, err := st.mem.u64(sp); err == nil {
+			return ra, sp + wordSize, fp, true
+		}
+	case atPopRBP:
+		saved, err1 := st.mem.u64(sp)
+		ra, err2 := st.mem.u64(sp + wordSize)
+		if err1 == nil && err2 == nil {
+			return ra, sp + 2*wordSize, saved, true
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// prologue unwinds a top frame whose pc is before its frame is complete. The prologue is decoded from
+// the entry on: "[mov [rsp-n], eax;] push rbp; [mov rbp, rsp;] sub rsp, n", then (JDK 21+ for all
+// collectors) the nmethod entry barrier.
+func (st *walkState) prologue(b *vmstructs.CodeBlob, pc, sp, fp uint64) (npc, nsp, nfp uint64, r Reason) {
+	entry := b.VerifiedEntry
+	pushed, built := false, false
+	if entry != 0 && entry <= pc && pc-entry < 64 {
+		pushed, built = prologueState(st.code(entry, int(pc-entry)))
+	}
+	switch {
+	case built:
+		return st.fixedFrame(sp, uint64(b.FrameSize))
+	case pushed:
+		ra, err1 := st.mem.u64(sp + wordSize)
+		saved, err2 := st.mem.u64(sp)
+		if err1 != nil || err2 != nil {
+			return 0, 0, 0, ReasonRead
+		}
+		return ra, sp + 2*wordSize, saved, ReasonNone
+	}
+	ra, err := st.mem.u64(sp)
+	if err != nil {
+		return 0, 0, 0, ReasonRead
+	}
+	return ra, sp + wordSize, fp, ReasonNone
+}
+
+// fixedFrame unwinds a frame of known size: the return address is the frame's last word, the saved
+// rbp below it. Generated code sometimes keeps a few words beyond the frame size; if the return
+// address is not code, the next few words are tried.
+func (st *walkState) fixedFrame(sp, fs uint64) (npc, nsp, nfp uint64, r Reason) {
+	if fs < 2*wordSize || fs > maxInterpFrame {
+		return 0, 0, 0, ReasonBadSP
+	}
+	for extra := uint64(0); extra <= 6*wordSize; extra += wordSize {
+		ssp := sp + fs + extra
+		ra, err := st.mem.u64(ssp - wordSize)
+		if err != nil {
+			return 0, 0, 0, ReasonRead
+		}
+		if st.w.cc.Contains(ra) || extra == 0 && st.plausibleText(ra) {
+			saved, err := st.mem.u64(ssp - 2*wordSize)
+			if err != nil {
+				return 0, 0, 0, ReasonRead
+			}
+			return ra, ssp, saved, ReasonNone
+		}
+	}
+	return 0, 0, 0, ReasonBadReturn
+}
+
+// plausibleText accepts a return address outside the code cache when a native symbolizer knows it
+// (compiled code is called from native code only through the call stub and upcall stubs, which are
+// in the code cache, so this is rare).
+func (st *walkState) plausibleText(pc uint64) bool {
+	if st.w.opts.Native == nil {
+		return false
+	}
+	_, mod, ok := st.w.opts.Native.Symbolize(pc)
+	return ok || mod != ""
+}
+
+// stub handles generated code that is not a Java method.
+func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (npc, nsp, nfp uint64, r Reason) {
+	f := Frame{Type: Stub, PC: pc, SP: sp, Name: stubName(b), BCI: -1, Line: -1}
+	if !st.emit(f) {
+		return 0, 0, 0, ReasonNone
+	}
+	if b.FrameSize > 0 && (!top || b.FrameComplete < 0 || pc-b.Start >= uint64(b.FrameComplete)) {
+		if top {
+			if npc, nsp, nfp, ok := st.epilogue(pc, sp, fp); ok {
+				return npc, nsp, nfp, ReasonNone
+			}
+		}
+		return st.fixedFrame(sp, uint64(b.FrameSize))
+	}
+	// A frameless stub (StubRoutines, vtable and itable stubs, adapters), or a stub's prologue. Each
+	// candidate must lead back into code.
+	code := st.code(pc, 8)
+	type cand struct{ pc, sp, fp uint64 }
+	var cands []cand
+	word := func(a uint64) uint64 { v, _ := st.mem.u64(a); return v }
+	switch {
+	case len(code) >= 3 && code[0] == 0x48 && code[1] == 0x89 && code[2] == 0xe5: // mov rbp, rsp
+		cands = append(cands, cand{word(sp + wordSize), sp + 2*wordSize, word(sp)})
+	case len(code) >= 1 && (code[0] == 0x55 || code[0] == 0xc3): // push rbp, ret
+		cands = append(cands, cand{word(sp), sp + wordSize, fp})
+	}
+	if b.Kind == vmstructs.KindVtable || b.Kind == vmstructs.KindAdapter || b.Kind == vmstructs.KindMHAdapter {
+		cands = append(cands, cand{word(sp), sp + wordSize, fp})
+	}
+	if fp > sp && fp-sp < 1<<16 && fp%wordSize == 0 {
+		// The stub ran "enter".
+		cands = append(cands, cand{word(fp + wordSize), fp + 2*wordSize, word(fp)})
+	}
+	cands = append(cands, cand{word(sp), sp + wordSize, fp})
+	for _, c := range cands {
+		if c.pc != 0 && c.sp > sp && (st.w.cc.Contains(c.pc) || st.plausibleText(c.pc)) {
+			return c.pc, c.sp, c.fp, ReasonNone
+		}
+	}
+	return 0, 0, 0, ReasonBadReturn
+}
+
+func stubName(b *vmstructs.CodeBlob) string {
+	if b.Name != "" {
+		return b.Name
+	}
+	return "[" + b.Kind + "]"
+}
+
+// code reads up to n bytes of code at pc (fewer at the end of readable memory).
+func (st *walkState) code(pc uint64, n int) []byte {
+	buf := make([]byte, n)
+	k, _ := st.w.j.Mem.ReadAt(buf, pc)
+	return buf[:k]
+}
+
+// emitJava emits an interpreted frame.
+func (st *walkState) emitJava(t FrameType, m *methodInfo, bci int, pc, sp uint64, approx bool) bool {
+	f := Frame{Type: t, PC: pc, SP: sp, Name: m.name, Signature: m.sig, Method: 0, BCI: bci, Line: -1, Approximate: approx}
+	f.Method = m.addr()
+	if bci >= 0 {
+		if line, err := st.w.cc.LineNumber(f.Method, bci); err == nil {
+			f.Line = line
+		}
+	}
+	return st.emit(f)
+}
+
+// emitCompiled emits the frames of a compiled pc: the inlined methods, innermost first, then the
+// compiled method.
+func (st *walkState) emitCompiled(bi *blobInfo, symPC, pc, sp uint64, top bool) bool {
+	for _, f := range st.w.compiledFrames(bi, symPC, top) {
+		f.PC, f.SP = pc, sp
+		if !st.emit(f) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *Walker) compiledFrames(bi *blobInfo, pc uint64, top bool) []Frame {
+	b := bi.b
+	k := scopeKey{blob: b.BlobAddr, pc: pc, id: b.CompileID, top: top}
+	if fs, ok := w.scopes[k]; ok {
+		return fs
+	}
+	scopes, err := w.cc.Scopes(b, pc, top)
+	var fs []Frame
+	if err != nil && len(scopes) == 0 {
+		name := javaName(b.MethodName)
+		if name == "" {
+			name = "[unknown nmethod]"
+		}
+		fs = []Frame{{Type: Compiled, Name: name, Signature: b.MethodName, Method: b.Method, BCI: -1, Line: -1, Approximate: true}}
+	} else {
+		for i, s := range scopes {
+			t := Inlined
+			if i == len(scopes)-1 {
+				t = Compiled
+			}
+			name := javaName(s.MethodName)
+			if name == "" {
+				name = fmt.Sprintf("[method %#x]", s.Method)
+			}
+			fs = append(fs, Frame{Type: t, Name: name, Signature: s.MethodName, Method: s.Method, BCI: s.BCI, Line: s.Line})
+		}
+	}
+	w.scopes[k] = fs
+	return fs
+}
+
+// javaName turns "int java.lang.String.indexOf(int, int)" into "java.lang.String.indexOf".
+func javaName(sig string) string {
+	if i := strings.IndexByte(sig, '('); i >= 0 {
+		sig = sig[:i]
+	}
+	if i := strings.LastIndexByte(sig, ' '); i >= 0 {
+		sig = sig[i+1:]
+	}
+	return sig
+}
+
+// blob finds the code blob of pc, from the walker's cache or the code cache.
+func (w *Walker) blob(pc uint64) (*blobInfo, error) {
+	i := sort.Search(len(w.blobs), func(i int) bool { return w.blobs[i].b.End > pc })
+	if i < len(w.blobs) && w.blobs[i].b.Start <= pc {
+		return w.blobs[i], nil
+	}
+	b, err := w.cc.FindBlob(pc)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	if pc < b.Start || pc >= b.End {
+		// In the blob's header or data, not its code: no frame runs there.
+		return nil, nil
+	}
+	bi := &blobInfo{b: b}
+	j := sort.Search(len(w.blobs), func(i int) bool { return w.blobs[i].b.Start >= b.End })
+	k := sort.Search(len(w.blobs), func(i int) bool { return w.blobs[i].b.End > b.Start })
+	// Replace whatever the new blob overlaps (code freed and reused since it was cached).
+	w.blobs = append(w.blobs[:k], append([]*blobInfo{bi}, w.blobs[j:]...)...)
+	return bi, nil
+}
+
+// deopt returns the nmethod's deoptimisation handler and original-pc offset.
+func (w *Walker) deopt(bi *blobInfo) (uint64, int64) {
+	if bi.deoptValid {
+		return bi.deopt, bi.origPC
+	}
+	bi.deoptValid = true
+	l := w.l
+	if !l.DeoptHandler.OK || !l.OrigPCOffset.OK || bi.b.Kind != vmstructs.KindNMethod {
+		return 0, 0
+	}
+	var buf [8]byte
+	read := func(f vmstructs.F) (uint64, bool) {
+		n := min(max(f.Size, 4), 8)
+		if _, err := w.j.Mem.ReadAt(buf[:n], bi.b.BlobAddr+f.Offset); err != nil {
+			return 0, false
+		}
+		if n == 4 {
+			return uint64(int64(int32(binary.LittleEndian.Uint32(buf[:4])))), true
+		}
+		return binary.LittleEndian.Uint64(buf[:]), true
+	}
+	h, ok1 := read(l.DeoptHandler)
+	o, ok2 := read(l.OrigPCOffset)
+	if !ok1 || !ok2 {
+		return 0, 0
+	}
+	if l.DeoptHandlerIsOffset {
+		h += bi.b.BlobAddr
+	}
+	bi.deopt, bi.origPC = h, int64(o)
+	return bi.deopt, bi.origPC
+}
+
+// method reads a Method* for an interpreted frame; nil if it is not plausible.
+func (w *Walker) method(mp uint64) *methodInfo {
+	if mp == 0 || mp%wordSize != 0 || mp < 4096 {
+		return nil
+	}
+	l := w.l
+	if !l.MethodConstMethod.OK || !l.ConstMethodCodeSize.OK || l.ConstMethodSize == 0 {
+		return nil
+	}
+	cm, err := readUint(w.j.Mem, mp+l.MethodConstMethod.Offset, 8)
+	if err != nil || cm == 0 || cm%wordSize != 0 {
+		return nil
+	}
+	if m, ok := w.methods[mp]; ok && m.cm == cm {
+		if !m.ok {
+			return nil
+		}
+		return m
+	}
+	m := &methodInfo{cm: cm}
+	w.methods[mp] = m
+	size, err := readUint(w.j.Mem, cm+l.ConstMethodCodeSize.Offset, max(l.ConstMethodCodeSize.Size, 2))
+	if err != nil || size > 65535 {
+		return nil
+	}
+	if l.MethodAccessFlags.OK {
+		flags, err := readUint(w.j.Mem, mp+l.MethodAccessFlags.Offset, l.MethodAccessFlags.Size)
+		if err != nil {
+			return nil
+		}
+		m.native = flags&accNative != 0
+	}
+	sig, err := w.cc.MethodName(mp)
+	if err != nil || sig == "" {
+		return nil
+	}
+	m.code, m.codeSize, m.sig, m.name = cm+l.ConstMethodSize, size, sig, javaName(sig)
+	m.method = mp
+	m.ok = true
+	return m
+}
+
+func (m *methodInfo) codeAt(bcp uint64) bool { return bcp >= m.code && bcp < m.code+m.codeSize }
+
+// javaThread returns the JavaThread* of a thread, reading the JVM's thread list again (at most
+// every 100 ms) when the tid is not known.
+func (w *Walker) javaThread(tid int) uint64 {
+	if jt, ok := w.threads[tid]; ok {
+		return jt
+	}
+	if w.threads != nil && time.Since(w.threadsRead) < 100*time.Millisecond {
+		return 0
+	}
+	w.RefreshThreads()
+	return w.threads[tid]
+}
+
+// RefreshThreads re-reads the JVM's thread list (tid to JavaThread); walks do it themselves for
+// threads they do not know, at most every 100 ms.
+func (w *Walker) RefreshThreads() {
+	w.threadsRead = time.Now()
+	threads, err := w.j.Threads()
+	if err != nil && w.opts.Logger != nil {
+		w.opts.Logger.Debug("unwind: read threads", "err", err)
+	}
+	if w.threads == nil || len(threads) > 0 {
+		w.threads = map[int]uint64{}
+	}
+	for _, t := range threads {
+		w.threads[t.TID] = t.JavaThread
+		if t.HostTID != 0 {
+			w.threads[t.HostTID] = t.JavaThread
+		}
+	}
+}
+
+// SetThreads tells the walker the threads' JavaThread* (tid to address), instead of reading the
+// thread list: for recorded samples.
+func (w *Walker) SetThreads(m map[int]uint64) {
+	w.threads = m
+	w.threadsRead = time.Now().Add(24 * time.Hour)
+}
+
+func readUint(m vmstructs.Memory, addr, size uint64) (uint64, error) {
+	var buf [8]byte
+	if size == 0 || size > 8 {
+		size = 8
+	}
+	if _, err := m.ReadAt(buf[:size], addr); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(buf[:]), nil
+}
+
+// stackMem serves reads of the sampled stack from its copy and the rest from the process.
+type stackMem struct {
+	base vmstructs.Memory
+	lo   uint64
+	data []byte
+}
+
+func (m *stackMem) u64(addr uint64) (uint64, error) {
+	if addr >= m.lo && addr-m.lo+8 <= uint64(len(m.data)) {
+		return binary.LittleEndian.Uint64(m.data[addr-m.lo:]), nil
+	}
+	var buf [8]byte
+	if _, err := m.base.ReadAt(buf[:], addr); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(buf[:]), nil
+}

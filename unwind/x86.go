@@ -1,0 +1,90 @@
+package unwind
+
+// x86-64 instruction patterns of the code HotSpot generates around frames (src/hotspot/cpu/x86/
+// macroAssembler_x86.cpp, c2_MacroAssembler_x86.cpp, c1_MacroAssembler_x86.cpp).
+
+// isSubRSP reports whether code starts with "sub rsp, imm": the prologue pushed rbp already.
+func isSubRSP(code []byte) bool {
+	return len(code) >= 3 && code[0] == 0x48 && (code[1] == 0x83 || code[1] == 0x81) && code[2] == 0xec
+}
+
+type epilogueState uint8
+
+const (
+	notEpilogue epilogueState = iota
+	atPopRBP                  // "pop rbp" is next: the frame is gone but for the saved rbp and the return address
+	atRet                     // only the return address is left: "ret", or the return poll before it
+)
+
+// epilogue tells where in a method's epilogue code lies: "[add rsp, n;] pop rbp; [cmp rsp, [r15+off];
+// ja slow;] [vzeroupper;] ret" (the return poll is JDK 16+; earlier JDKs poll before the add).
+func epilogue(code []byte) epilogueState {
+	if len(code) == 0 {
+		return notEpilogue
+	}
+	if code[0] == 0x5d {
+		if rest := code[1:]; len(rest) > 0 && (rest[0] == 0xc3 || retFollows(rest)) {
+			return atPopRBP
+		}
+		return notEpilogue
+	}
+	if code[0] == 0xc3 || retFollows(code) {
+		return atRet
+	}
+	return notEpilogue
+}
+
+// retFollows reports whether code is a return poll or vzeroupper followed by ret.
+func retFollows(code []byte) bool {
+	seen := false
+	for i := 0; i < len(code); {
+		switch {
+		case code[i] == 0xc3:
+			return seen
+		case i+7 <= len(code) && code[i] == 0x49 && code[i+1] == 0x3b && code[i+2] == 0xa7: // cmp rsp, [r15+disp32]
+			i += 7
+		case i+4 <= len(code) && code[i] == 0x49 && code[i+1] == 0x3b && code[i+2] == 0x67: // cmp rsp, [r15+disp8]
+			i += 4
+		case i+6 <= len(code) && code[i] == 0x0f && code[i+1] == 0x87: // ja rel32
+			i += 6
+		case i+2 <= len(code) && code[i] == 0x77: // ja rel8
+			i += 2
+		case i+3 <= len(code) && code[i] == 0xc5 && code[i+1] == 0xf8 && code[i+2] == 0x77: // vzeroupper
+			i += 3
+		default:
+			return false
+		}
+		seen = true
+	}
+	return false
+}
+
+// prologueState decodes a compiled method's prologue from its verified entry up to (not including)
+// the sampled pc: whether rbp was pushed and whether the frame was allocated ("sub rsp, n"). Decoding
+// stops at the first instruction it does not know.
+func prologueState(code []byte) (pushed, built bool) {
+	for i := 0; i < len(code); {
+		switch {
+		case code[i] == 0x55: // push rbp
+			pushed = true
+			i++
+		case i+7 <= len(code) && code[i] == 0x89 && code[i+1] == 0x84 && code[i+2] == 0x24: // mov [rsp+disp32], eax (stack bang)
+			i += 7
+		case i+3 <= len(code) && code[i] == 0x48 && code[i+1] == 0x89 && code[i+2] == 0xe5: // mov rbp, rsp
+			i += 3
+		case i+4 <= len(code) && code[i] == 0x48 && code[i+1] == 0x83 && code[i+2] == 0xec: // sub rsp, imm8
+			built = true
+			i += 4
+		case i+7 <= len(code) && code[i] == 0x48 && code[i+1] == 0x81 && code[i+2] == 0xec: // sub rsp, imm32
+			built = true
+			i += 7
+		case code[i] == 0x90: // nop
+			i++
+		case i+2 <= len(code) && code[i] == 0x66 && code[i+1] == 0x90: // xchg ax, ax
+			i += 2
+		default:
+			return pushed, built
+		}
+	}
+	return pushed, built
+}
