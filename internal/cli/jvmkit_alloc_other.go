@@ -1,0 +1,8 @@
+//go:build !linux
+
+package cli
+
+import "os"
+
+// hupSignals is empty: alloc --switch-flags needs Linux.
+func hupSignals() []os.Signal { return nil }

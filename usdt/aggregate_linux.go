@@ -1,0 +1,226 @@
+package usdt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/attach"
+)
+
+// Aggregator is a running aggregation: one uprobe per site, all counting into one BPF hash map.
+type Aggregator struct {
+	sites  []Site
+	specs  []aggSpec
+	opts   AggregateOptions
+	counts *ebpf.Map
+	missed *ebpf.Map
+	progs  []*ebpf.Program
+
+	mu       sync.Mutex
+	links    []link.Link
+	exited   chan struct{} // closed when the traced process exits
+	done     chan struct{} // closed by Close
+	closeMu  sync.Once
+	closeErr error
+}
+
+// Aggregate loads one counting program per site (see AggregateOptions) and attaches it as Attach does.
+// Site.Strings are ignored; AggregateOptions.String says which string to keep.
+func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Aggregator, err error) {
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		return nil, fmt.Errorf("usdt: %w: uprobes on %s", ErrNotSupported, runtime.GOARCH)
+	}
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if len(sites) == 0 {
+		return nil, fmt.Errorf("usdt: no probe sites to trace")
+	}
+	sites = slices.Clone(sites)
+	a := &Aggregator{sites: sites, opts: opts, exited: make(chan struct{}), done: make(chan struct{})}
+	for i := range sites {
+		s := &sites[i]
+		if s.Probe.FileOffset == 0 {
+			return nil, fmt.Errorf("usdt: probe %s at %#x in %s: no loadable segment contains it", &s.Probe, s.Probe.PC, s.File)
+		}
+		if !machineIsHost(s.Probe.Machine) {
+			return nil, fmt.Errorf("usdt: probe %s in %s: %w: a %v file on %s", &s.Probe, s.File, ErrNotSupported, s.Probe.Machine, runtime.GOARCH)
+		}
+		a.specs = append(a.specs, aggSpec{probe: &s.Probe, site: uint32(i), opts: opts})
+		if err := a.specs[i].validate(); err != nil {
+			return nil, fmt.Errorf("usdt: %w", err)
+		}
+	}
+	defer func() {
+		if err != nil {
+			_ = a.Close()
+		}
+	}()
+	a.counts, err = ebpf.NewMap(&ebpf.MapSpec{
+		Name: "usdt_counts", Type: ebpf.Hash,
+		KeySize: uint32(opts.keySize()), ValueSize: uint32(opts.valueSize()), MaxEntries: uint32(opts.MaxKeys),
+	})
+	if err != nil {
+		return nil, bpfError("create aggregation map", err)
+	}
+	a.missed, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_missed", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 1})
+	if err != nil {
+		return nil, bpfError("create miss counter", err)
+	}
+	exes := make(map[string]*link.Executable)
+	for i := range a.specs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s := &a.specs[i]
+		insns, err := s.program()
+		if err != nil {
+			return nil, fmt.Errorf("usdt: %w", err)
+		}
+		if err := insns.AssociateMap(mapCounts, a.counts); err != nil {
+			return nil, fmt.Errorf("usdt: %w", err)
+		}
+		if err := insns.AssociateMap(mapMissed, a.missed); err != nil {
+			return nil, fmt.Errorf("usdt: %w", err)
+		}
+		prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+			Name: "usdt_count", Type: ebpf.Kprobe, License: "GPL", Instructions: insns,
+		})
+		if err != nil {
+			return nil, bpfError(fmt.Sprintf("load counting program for probe %s at %#x", s.probe, s.probe.PC), err)
+		}
+		a.progs = append(a.progs, prog)
+		file := sites[i].File
+		ex := exes[file]
+		if ex == nil {
+			if ex, err = link.OpenExecutable(file); err != nil {
+				return nil, fmt.Errorf("usdt: %w", err)
+			}
+			exes[file] = ex
+		}
+		l, err := ex.Uprobe("", prog, &link.UprobeOptions{
+			Address: s.probe.FileOffset, PID: opts.PID, RefCtrOffset: s.probe.SemaphoreOffset,
+		})
+		if err != nil {
+			if opts.PID != 0 && errors.Is(err, unix.ESRCH) {
+				return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, opts.PID)
+			}
+			return nil, bpfError(fmt.Sprintf("attach uprobe for probe %s at %s+%#x", s.probe, file, s.probe.FileOffset), err)
+		}
+		a.mu.Lock()
+		a.links = append(a.links, l)
+		a.mu.Unlock()
+	}
+	if opts.PID != 0 {
+		if err := a.watch(opts.PID); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// watch closes a.exited when process pid exits.
+func (a *Aggregator) watch(pid int) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
+		}
+		return nil // no pidfd (Linux < 5.3): Exited never fires
+	}
+	go func() {
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 200)
+			select {
+			case <-a.done:
+				return
+			default:
+			}
+			if n > 0 || err != nil && !errors.Is(err, unix.EINTR) {
+				close(a.exited)
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+// Sites returns the sites being counted; Bucket.Site indexes it.
+func (a *Aggregator) Sites() []Site { return a.sites }
+
+// Exited is closed when the process of AggregateOptions.PID exits; never without a PID.
+func (a *Aggregator) Exited() <-chan struct{} { return a.exited }
+
+// Snapshot reads the counts so far, in no particular order. Counting goes on while it reads, so an entry
+// may be a firing or two behind another.
+func (a *Aggregator) Snapshot() ([]Bucket, error) {
+	var out []Bucket
+	key := make([]byte, a.opts.keySize())
+	val := make([]byte, a.opts.valueSize())
+	it := a.counts.Iterate()
+	for it.Next(&key, &val) {
+		b, err := decodeBucket(&a.opts, a.specs, key, val)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, b)
+	}
+	if err := it.Err(); err != nil {
+		return out, fmt.Errorf("usdt: read aggregation map: %w", err)
+	}
+	return out, nil
+}
+
+// Missed returns the firings not counted because their key was new and the map was full.
+func (a *Aggregator) Missed() (uint64, error) {
+	var perCPU []uint64
+	if err := a.missed.Lookup(uint32(0), &perCPU); err != nil {
+		return 0, fmt.Errorf("usdt: read miss counter: %w", err)
+	}
+	var n uint64
+	for _, v := range perCPU {
+		n += v
+	}
+	return n, nil
+}
+
+// Stop detaches the uprobes, so that the counts stop changing; Snapshot still reads them.
+func (a *Aggregator) Stop() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for _, l := range a.links {
+		errs = append(errs, l.Close())
+	}
+	a.links = nil
+	return errors.Join(errs...)
+}
+
+// Close detaches the uprobes and frees the programs and maps.
+func (a *Aggregator) Close() error {
+	a.closeMu.Do(func() {
+		close(a.done)
+		errs := []error{a.Stop()}
+		for _, p := range a.progs {
+			errs = append(errs, p.Close())
+		}
+		for _, m := range []*ebpf.Map{a.counts, a.missed} {
+			if m != nil {
+				errs = append(errs, m.Close())
+			}
+		}
+		a.closeErr = errors.Join(errs...)
+	})
+	return a.closeErr
+}

@@ -1,0 +1,34 @@
+//go:build !linux
+
+package usdt
+
+import (
+	"context"
+	"fmt"
+)
+
+// Aggregator is a running aggregation; Aggregate always fails on this platform.
+type Aggregator struct{}
+
+// Aggregate returns ErrNotSupported: uprobes are a Linux feature.
+func Aggregate(_ context.Context, _ []Site, _ AggregateOptions) (*Aggregator, error) {
+	return nil, fmt.Errorf("usdt: aggregate: %w", ErrNotSupported)
+}
+
+// Sites returns nil.
+func (a *Aggregator) Sites() []Site { return nil }
+
+// Exited returns nil.
+func (a *Aggregator) Exited() <-chan struct{} { return nil }
+
+// Snapshot returns ErrNotSupported.
+func (a *Aggregator) Snapshot() ([]Bucket, error) { return nil, ErrNotSupported }
+
+// Missed returns ErrNotSupported.
+func (a *Aggregator) Missed() (uint64, error) { return 0, ErrNotSupported }
+
+// Stop does nothing.
+func (a *Aggregator) Stop() error { return nil }
+
+// Close does nothing.
+func (a *Aggregator) Close() error { return nil }

@@ -1,0 +1,63 @@
+package usdt
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"io"
+	"testing"
+
+	"github.com/cilium/ebpf/asm"
+)
+
+func testProbe(t *testing.T, args string) *Probe {
+	t.Helper()
+	a, err := ParseArgs(elf.EM_X86_64, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Probe{Provider: "p", Name: "n", Machine: elf.EM_X86_64, ArgString: args, Args: a, FileOffset: 1}
+}
+
+func TestAggregateProgram(t *testing.T) {
+	p := testProbe(t, "-8@%rax 8@%rdx -4@%ecx -4@%ebx")
+	s := aggSpec{probe: p, opts: AggregateOptions{PID: 7, Key: []int{1, 2}, Sum: []int{3}, String: &StringArg{Ptr: 1, Len: 2}, StringSize: 256, MaxKeys: 10}}
+	insns, err := s.program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ins := range insns {
+		if ins.OpCode == asm.InvalidOpCode {
+			t.Fatalf("invalid instruction in\n%v", insns)
+		}
+	}
+	if err := insns.Marshal(io.Discard, binary.LittleEndian); err != nil {
+		t.Fatal(err)
+	}
+	// An entry as the program writes it decodes to the bucket.
+	o := s.opts
+	key := make([]byte, o.keySize())
+	val := make([]byte, o.valueSize())
+	ne := binary.NativeEndian
+	ne.PutUint64(key[8:], 0x1000)
+	ne.PutUint64(key[16:], 2)
+	ne.PutUint64(val, 3)
+	ne.PutUint64(val[8:], 1)
+	ne.PutUint64(val[16:], 112)
+	ne.PutUint32(val[24:], 2)
+	copy(val[32:], "[B")
+	b, err := decodeBucket(&o, []aggSpec{s}, key, val)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Count != 3 || b.OutOfRange != 1 || b.Sums[0] != 112 || string(b.String.Data) != "[B" || b.Key[0] != 0x1000 || b.String.Truncated {
+		t.Errorf("bucket %+v", b)
+	}
+	if _, err := decodeBucket(&o, []aggSpec{s}, key[:8], val); err == nil {
+		t.Error("short key decoded")
+	}
+	bad := s
+	bad.opts.Key = []int{9}
+	if _, err := bad.program(); err == nil {
+		t.Error("key argument 9 of 4 accepted")
+	}
+}

@@ -1,0 +1,161 @@
+package hotspot
+
+import (
+	"debug/elf"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/jvmkit/jvmkit/usdt"
+)
+
+func probe(t testing.TB, name, args string) *usdt.Probe {
+	t.Helper()
+	a, err := usdt.ParseArgs(elf.EM_X86_64, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &usdt.Probe{Provider: "hotspot", Name: name, Machine: elf.EM_X86_64, ArgString: args, Args: a}
+}
+
+func TestDecode(t *testing.T) {
+	alloc := probe(t, "object__alloc", "-8@%rcx 8@%rax -4@%edx 8@%r12")
+	h := Header{Probe: "hotspot:object__alloc", Time: 5, PID: 10, TID: 11, Site: 2}
+	got, err := Decode(&usdt.Event{Site: 2, Probe: alloc, Time: 5, PID: 10, TID: 11, Args: []uint64{1, 0x1000, 2, 56},
+		Strings: []usdt.String{{Arg: 1, Data: []byte("[B")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&ObjectAlloc{Header: h, JavaTID: 1, Class: "[B", Size: 56}, got); diff != "" {
+		t.Error(diff)
+	}
+
+	pool := probe(t, "mem__pool__gc__end", "8@%rax 8@%rbx 8@%rcx 8@%rdx 8@%rsi 8@%rdi 8@%r8 8@%r9")
+	got, err = Decode(&usdt.Event{Probe: pool, Args: []uint64{1, 2, 3, 4, 5, 6, 7, 8},
+		Strings: []usdt.String{{Arg: 0, Data: []byte("G1 Young Generation")}, {Arg: 2, Data: []byte("G1 Eden Space")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &MemPoolGC{Header: Header{Probe: "hotspot:mem__pool__gc__end"}, Manager: "G1 Young Generation", Pool: "G1 Eden Space",
+		Init: 5, Used: 6, Committed: 7, Max: 8}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Error(diff)
+	}
+
+	gc := probe(t, "gc__begin", "1@%al")
+	if got, err = Decode(&usdt.Event{Probe: gc, Args: []uint64{1}}); err != nil || !got.(*GCBegin).Full {
+		t.Errorf("gc__begin: %#v, %v", got, err)
+	}
+	end := probe(t, "gc__end", "")
+	if got, err = Decode(&usdt.Event{Probe: end}); err != nil {
+		t.Errorf("gc__end: %v", err)
+	} else if _, ok := got.(*Marker); !ok {
+		t.Errorf("gc__end: %#v", got)
+	}
+	// Too few arguments, or not a HotSpot probe: an error, never a panic.
+	if _, err := Decode(&usdt.Event{Probe: alloc, Args: []uint64{1}}); !errors.Is(err, ErrEvent) {
+		t.Errorf("short event: %v", err)
+	}
+	other := &usdt.Probe{Provider: "python", Name: "function__entry"}
+	if _, err := Decode(&usdt.Event{Probe: other}); !errors.Is(err, ErrEvent) {
+		t.Errorf("python probe: %v", err)
+	}
+}
+
+// TestCatalogue checks that every probe's strings are within its arguments and that the decoder knows it.
+func TestCatalogue(t *testing.T) {
+	for _, p := range Probes() {
+		for _, s := range p.Strings {
+			if s.Ptr >= len(p.Args) || s.Len >= len(p.Args) {
+				t.Errorf("%s: string %v beyond %d arguments", &p, s, len(p.Args))
+			}
+		}
+		ev := &usdt.Event{Probe: &usdt.Probe{Provider: p.Provider, Name: p.Name, Args: make([]usdt.Arg, len(p.Args))},
+			Args: make([]uint64, len(p.Args))}
+		if _, err := Decode(ev); err != nil {
+			t.Errorf("%s: %v", &p, err)
+		}
+	}
+	if p, ok := Lookup("object__alloc"); !ok || p.Flag != AllocProbes {
+		t.Errorf("Lookup(object__alloc) = %+v, %v", p, ok)
+	}
+}
+
+func TestJavaName(t *testing.T) {
+	for in, want := range map[string]string{
+		"java/lang/String":       "java.lang.String",
+		"[B":                     "byte[]",
+		"[[I":                    "int[][]",
+		"[Ljava/lang/Object;":    "java.lang.Object[]",
+		"Alloc$AllocA":           "Alloc$AllocA",
+		"[":                      "[",
+		"[X":                     "[X",
+		"[L;":                    "[L;",
+		"":                       "",
+		"Foo$$Lambda+0x1234/abc": "Foo$$Lambda+0x1234.abc",
+	} {
+		if got := JavaName(in); got != want {
+			t.Errorf("JavaName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestGCPairing(t *testing.T) {
+	g := &GCTrace{open: make(map[int]*Pause), pending: make(map[int][]PoolUsage)}
+	hdr := func(probe string, tid int, ts uint64) Header {
+		return Header{Probe: "hotspot:" + probe, TID: tid, Time: ts}
+	}
+	events := []Event{
+		&Marker{hdr("gc__end", 1, 50)}, // the trace started inside a collection
+		&GCBegin{Header: hdr("gc__begin", 1, 100)},
+		&MemPoolGC{Header: hdr("mem__pool__gc__begin", 1, 110), Manager: "m", Pool: "eden", Used: 1000, Max: 4000},
+		&MemPoolGC{Header: hdr("mem__pool__gc__end", 1, 190), Manager: "m", Pool: "eden", Used: 0, Max: 4000},
+		&Marker{hdr("gc__end", 1, 200)},
+		&GCBegin{Header: hdr("gc__begin", 1, 300), Full: true},
+		&Marker{hdr("gc__end", 1, 1300)},
+	}
+	var got []Pause
+	for _, e := range events {
+		if p, ok := g.add(e); ok {
+			got = append(got, p)
+		}
+	}
+	want := []Pause{
+		{Start: 100, Duration: 100, TID: 1, Pools: []PoolUsage{{Manager: "m", Pool: "eden", Before: 1000, After: 0, Max: 4000}}},
+		{Start: 300, Duration: 1000, TID: 1, Full: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Error(diff)
+	}
+	s := Summarize(got)
+	if s.Count != 2 || s.Full != 1 || s.Total != 1100 || s.Max != 1000 || s.P50 != 100 || s.P99 != 1000 || s.Mean != 550 {
+		t.Errorf("summary %+v", s)
+	}
+	if s := Summarize(nil); s != (GCSummary{}) {
+		t.Errorf("empty summary %+v", s)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add("object__alloc", 4, []byte("[B"), uint64(56))
+	f.Add("mem__pool__gc__begin", 8, []byte("G1 Eden Space"), uint64(0))
+	f.Add("monitor__wait", 5, []byte("java/lang/Object"), uint64(10))
+	f.Add("gc__end", 0, []byte(nil), uint64(0))
+	f.Add("nonesuch", 3, []byte("x"), uint64(1))
+	f.Fuzz(func(t *testing.T, name string, nargs int, s []byte, v uint64) {
+		if nargs < 0 || nargs > usdt.MaxArgs {
+			return
+		}
+		ev := &usdt.Event{Probe: &usdt.Probe{Provider: "hotspot", Name: name, Args: make([]usdt.Arg, nargs)},
+			Args: make([]uint64, nargs), Strings: []usdt.String{{Arg: 0, Data: s}, {Arg: nargs + 1, Data: s}}}
+		for i := range ev.Args {
+			ev.Args[i] = v
+		}
+		e, err := Decode(ev)
+		if err == nil && e.Head().Probe != "hotspot:"+name {
+			t.Errorf("decoded %s as %s", name, e.Head().Probe)
+		}
+		_ = JavaName(string(s))
+	})
+}

@@ -1,0 +1,372 @@
+package hotspot_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/cli"
+	"github.com/jvmkit/jvmkit/internal/testutil"
+	"github.com/jvmkit/jvmkit/usdt"
+	"github.com/jvmkit/jvmkit/usdt/hotspot"
+	"github.com/jvmkit/jvmkit/vmstructs"
+)
+
+// mustHaveBPF skips the test (fails it under CI) unless it can create BPF maps and uprobes.
+func mustHaveBPF(t testing.TB) {
+	t.Helper()
+	testutil.MustHaveRoot(t)
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: uint32(os.Getpagesize())})
+	if err != nil {
+		testutil.Skipf(t, "test needs BPF ring buffers (Linux 5.8, CAP_BPF): %v", err)
+	}
+	_ = m.Close()
+	if _, err := os.Stat("/sys/bus/event_source/devices/uprobe/type"); err != nil {
+		testutil.Skipf(t, "test needs the uprobe PMU (CONFIG_UPROBE_EVENTS): %v", err)
+	}
+}
+
+func jvmkit(args ...string) (stdout, stderr string, code int) {
+	var o, e bytes.Buffer
+	code = cli.JvmkitMain(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+// allocOutput is the part of jvmkit.alloc/v1 the tests read.
+type allocOutput struct {
+	Schema string `json:"schema"`
+	Data   struct {
+		Mode     string   `json:"mode"`
+		Switched []string `json:"switched"`
+		Profile  hotspot.AllocProfile
+	} `json:"data"`
+}
+
+func parseAlloc(t *testing.T, out string) allocOutput {
+	t.Helper()
+	var a allocOutput
+	if err := json.Unmarshal([]byte(out), &a); err != nil || a.Schema != "jvmkit.alloc/v1" {
+		t.Fatalf("jvmkit alloc --json: %v\n%s", err, out)
+	}
+	return a
+}
+
+func count(p *hotspot.AllocProfile, class string) uint64 {
+	for _, c := range p.Classes {
+		if c.Class == class {
+			return c.Count
+		}
+	}
+	return 0
+}
+
+// The Alloc workload allocates, per round, 8 Alloc$AllocA, 2 byte[40] and 1 Alloc$AllocB.
+const (
+	classA = "Alloc$AllocA"
+	classB = "Alloc$AllocB"
+)
+
+func readFlag(t *testing.T, pid int, name string) bool {
+	t.Helper()
+	j, err := vmstructs.Open(context.Background(), pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	f, err := j.Flag(name)
+	if err != nil || f.Bool == nil {
+		t.Fatalf("flag %s: %+v, %v", name, f, err)
+	}
+	return *f.Bool
+}
+
+// TestAllocAll counts the Alloc workload's allocations on a JVM started with -XX:+DTraceAllocProbes and
+// expects its exact mix; then traces its collections and compares them with -Xlog:gc; then restores the
+// flag to false at run time and measures whether compiled code still fires (JDK 17: no; JDK 21+: yes, code
+// compiled while the flag was on calls the probe unconditionally).
+func TestAllocAll(t *testing.T) {
+	mustHaveBPF(t)
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{
+			Main:    "Alloc",
+			JVMArgs: []string{"-XX:+DTraceAllocProbes", "-Xmx128m", "-Xlog:gc:stdout", "-XX:+UseG1GC"},
+		})
+		pid := strconv.Itoa(j.PID)
+		out, errOut, code := jvmkit("alloc", pid, "--duration", "3s", "--json", "--top", "5")
+		if code != 0 {
+			t.Fatalf("jvmkit alloc: exit status %d\n%s", code, errOut)
+		}
+		a := parseAlloc(t, out)
+		p := &a.Data.Profile
+		t.Logf("%s: %d allocations in 3 s, %d lost, per site %v, top %+v", jdk.Name(), p.Count, p.Lost, p.PerSite, p.Classes)
+		if a.Data.Mode != "all" || len(p.Classes) == 0 || p.Classes[0].Class != classA {
+			t.Fatalf("want mode all and %s first: %s", classA, out)
+		}
+		nA, nBytes, nB := float64(count(p, classA)), float64(count(p, "byte[]")), float64(count(p, classB))
+		if r := nA / nBytes; r < 3.8 || r > 4.2 {
+			t.Errorf("%s/byte[] = %.2f, want 4", classA, r)
+		}
+		if r := nA / nB; r < 7.6 || r > 8.4 {
+			t.Errorf("%s/%s = %.2f, want 8", classA, classB, r)
+		}
+		for _, c := range p.Classes {
+			want, ok := map[string]uint64{classA: 32, "byte[]": 56, classB: 16}[c.Class]
+			if ok && (c.Count == 0 || c.Bytes/c.Count != want) {
+				t.Errorf("%s: %d bytes in %d allocations, want %d each", c.Class, c.Bytes, c.Count, want)
+			}
+		}
+		if p.Lost != 0 {
+			t.Errorf("%d allocations lost", p.Lost)
+		}
+
+		t.Run("gc", func(t *testing.T) { testGC(t, j) })
+		t.Run("reset", func(t *testing.T) { testReset(t, j) })
+	})
+}
+
+var xlogPause = regexp.MustCompile(`\[([0-9.]+)s\].*GC\(\d+\) Pause .* ([0-9.]+)ms`)
+
+// testGC compares jvmkit gc's pauses with the JVM's own -Xlog:gc pause times over the same window.
+func testGC(t *testing.T, j *testutil.JVM) {
+	before := len(j.Stdout())
+	out, errOut, code := jvmkit("gc", strconv.Itoa(j.PID), "--duration", "3s", "--json")
+	if code != 0 {
+		t.Fatalf("jvmkit gc: exit status %d\n%s", code, errOut)
+	}
+	time.Sleep(200 * time.Millisecond) // the log line of the last pause
+	var g struct {
+		Schema string `json:"schema"`
+		Data   struct {
+			Pauses  []hotspot.Pause   `json:"pauses"`
+			Summary hotspot.GCSummary `json:"summary"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &g); err != nil || g.Schema != "jvmkit.gc/v1" {
+		t.Fatalf("jvmkit gc --json: %v\n%s", err, out)
+	}
+	var logged []float64
+	for _, m := range xlogPause.FindAllStringSubmatch(j.Stdout()[before:], -1) {
+		ms, _ := strconv.ParseFloat(m[2], 64)
+		logged = append(logged, ms)
+	}
+	s := g.Data.Summary
+	if s.Count == 0 {
+		t.Fatalf("no pauses traced: %s", out)
+	}
+	traced := make([]float64, len(g.Data.Pauses))
+	for i, p := range g.Data.Pauses {
+		traced[i] = float64(p.Duration) / 1e6
+	}
+	// The log covers a longer window (jvmkit gc's start-up included) and may lack the last pause: the
+	// traced pauses are a run of the logged ones, found where the durations agree best.
+	if len(traced) > len(logged) {
+		traced = traced[:len(logged)]
+	}
+	best, bestOff := -1.0, 0
+	for off := 0; off+len(traced) <= len(logged); off++ {
+		var d float64
+		for i, ms := range traced {
+			d += math.Abs(ms - logged[off+i])
+		}
+		if best < 0 || d < best {
+			best, bestOff = d, off
+		}
+	}
+	var sumT, sumL float64
+	for i, ms := range traced {
+		sumT += ms
+		sumL += logged[bestOff+i]
+	}
+	t.Logf("%s: jvmkit gc: %d pauses, total %v, p50 %v, max %v; -Xlog:gc: %d pauses in a longer window; "+
+		"the %d matched ones: traced %.3f ms, logged %.3f ms, mean |difference| %.3f ms",
+		j.JDK.Name(), s.Count, s.Total, s.P50, s.Max, len(logged), len(traced), sumT, sumL, best/float64(max(1, len(traced))))
+	if len(traced) == 0 || len(g.Data.Pauses) > len(logged)+1 {
+		t.Fatalf("%d pauses traced, %d logged", len(g.Data.Pauses), len(logged))
+	}
+	if meanDiff := best / float64(len(traced)); meanDiff > 0.5 && meanDiff > 0.3*sumL/float64(len(traced)) {
+		t.Errorf("traced pauses differ from -Xlog:gc's by %.3f ms on average", meanDiff)
+	}
+	for _, p := range g.Data.Pauses {
+		if p.Duration <= 0 || p.Duration > 5*time.Second {
+			t.Errorf("pause %+v", p)
+		}
+	}
+}
+
+// testReset sets DTraceAllocProbes back to false at run time and counts object__alloc firings for 2 s.
+func testReset(t *testing.T, j *testutil.JVM) {
+	vm, err := vmstructs.Open(context.Background(), j.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vm.Close()
+	w, err := vmstructs.OpenProcessMemoryWriter(j.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if old, err := vm.SetBoolFlag(hotspot.AllocProbes, false, w); err != nil || !old {
+		t.Fatalf("reset: %v, %v", old, err)
+	}
+	mods, err := usdt.Modules(context.Background(), j.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := hotspot.TraceAlloc(context.Background(), j.PID, mods, hotspot.AllocOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	time.Sleep(2 * time.Second)
+	_ = tr.Stop()
+	p, err := tr.Profile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: after DTraceAllocProbes was reset to false: %d firings in 2 s, per site %v, %d of %s",
+		j.JDK.Name(), p.Count, p.PerSite, count(p, classA), classA)
+	switch {
+	case j.JDK.Feature < 21 && count(p, classA) > 100:
+		t.Errorf("JDK %d: compiled code still fires after the reset", j.JDK.Feature)
+	case j.JDK.Feature >= 21 && count(p, classA) == 0:
+		t.Errorf("JDK %d: compiled code stopped firing after the reset (the package documentation says it does not)", j.JDK.Feature)
+	}
+}
+
+var jvmkitBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// buildJvmkit builds cmd/jvmkit once per test binary, for the tests that signal it.
+func buildJvmkit(t testing.TB) string {
+	t.Helper()
+	jvmkitBin.once.Do(func() {
+		buildDir.Lock()
+		dir, err := os.MkdirTemp("", "jvmkit-hotspot-test-*")
+		if err == nil {
+			buildDir.path = dir
+		}
+		buildDir.Unlock()
+		if err != nil {
+			jvmkitBin.err = err
+			return
+		}
+		jvmkitBin.path = filepath.Join(dir, "jvmkit")
+		cmd := exec.Command("go", "build", "-o", jvmkitBin.path, "../../cmd/jvmkit")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			jvmkitBin.err = errors.New("go build ../../cmd/jvmkit: " + err.Error() + "\n" + string(out))
+		}
+	})
+	if jvmkitBin.err != nil {
+		t.Fatal(jvmkitBin.err)
+	}
+	return jvmkitBin.path
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestSwitchFlags runs jvmkit alloc --switch-flags against a JVM started without DTraceAllocProbes, as a
+// separate process ended by --duration, SIGINT and SIGTERM: each time it reports a sample with the
+// workload's most allocated class first, and the flag is false again afterwards.
+func TestSwitchFlags(t *testing.T) {
+	mustHaveBPF(t)
+	bin := buildJvmkit(t)
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m"}})
+		if readFlag(t, j.PID, hotspot.AllocProbes) {
+			t.Fatal("DTraceAllocProbes is on before the test")
+		}
+		// Without --switch-flags, alloc refuses and says what to do.
+		if _, errOut, code := jvmkit("alloc", strconv.Itoa(j.PID), "--duration", "1s"); code == 0 || !strings.Contains(errOut, "--switch-flags") {
+			t.Errorf("alloc without the flag: exit status %d, %s", code, errOut)
+		}
+		for _, end := range []string{"duration", "SIGINT", "SIGTERM"} {
+			t.Run(end, func(t *testing.T) {
+				args := []string{"alloc", strconv.Itoa(j.PID), "--switch-flags", "--json"}
+				if end == "duration" {
+					args = append(args, "--duration", "2s")
+				}
+				var stdout, stderr syncBuffer
+				cmd := exec.Command(bin, args...)
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				cmd.SysProcAttr = &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				exited := make(chan error, 1)
+				go func() { exited <- cmd.Wait() }()
+				t.Cleanup(func() {
+					_ = cmd.Process.Kill()
+					<-exited
+				})
+				deadline := time.Now().Add(30 * time.Second)
+				for !strings.Contains(stderr.String(), "counting allocations") {
+					if time.Now().After(deadline) {
+						t.Fatalf("jvmkit alloc did not start: %s", stderr.String())
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				if !readFlag(t, j.PID, hotspot.AllocProbes) {
+					t.Errorf("DTraceAllocProbes is off while alloc --switch-flags runs")
+				}
+				time.Sleep(2 * time.Second)
+				switch end {
+				case "SIGINT":
+					_ = cmd.Process.Signal(unix.SIGINT)
+				case "SIGTERM":
+					_ = cmd.Process.Signal(unix.SIGTERM)
+				}
+				select {
+				case err := <-exited:
+					exited <- err
+					if err != nil {
+						t.Errorf("jvmkit alloc: %v\n%s", err, stderr.String())
+					}
+				case <-time.After(30 * time.Second):
+					t.Fatalf("jvmkit alloc did not end: %s", stderr.String())
+				}
+				if readFlag(t, j.PID, hotspot.AllocProbes) {
+					t.Errorf("DTraceAllocProbes is still on after jvmkit alloc ended (%s)", end)
+				}
+				a := parseAlloc(t, stdout.String())
+				p := &a.Data.Profile
+				t.Logf("%s, ended by %s: %d samples, top %+v", jdk.Name(), end, p.Count, p.Classes[:min(3, len(p.Classes))])
+				if a.Data.Mode != "sample" || len(a.Data.Switched) != 1 || len(p.Classes) == 0 || p.Classes[0].Class != classA {
+					t.Errorf("want a sample with %s first: %s", classA, stdout.String())
+				}
+			})
+		}
+	})
+}

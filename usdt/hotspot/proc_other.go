@@ -1,0 +1,5 @@
+//go:build !linux
+
+package hotspot
+
+func processAlive(pid int) bool { return false }
