@@ -79,5 +79,17 @@
 // every frame below the top compiled frame, where jhsdb could walk them (it prints no frames for a
 // thread in a stub); jhsdb takes the debug information at or before a top compiled pc, HotSpot after
 // it, so top compiled frames may differ in line and inlining. Over 99.5% of perf samples reach the
-// thread root on both JDKs.
+// thread root on both JDKs. Stacks walked in a gcore core file equal, frame by frame, those of the
+// same ptrace-stopped threads walked live just before (JDK 17 and 25). A sampled pc in the code cache
+// that is in no blob any more ends the stack in a code-unloaded frame (the code was freed since the
+// sample); code replaced by another blob at the same address is not detected.
+//
+// # Recorded fixtures
+//
+// testdata/walk-jdk*.gob.gz are live samples of the Unwind workload (ptrace-stopped and perf) with
+// every byte the walker read while walking them, the VMStructs table and the stacks it produced
+// (record_test.go; `go test -run TestReplay -record` records them again). Replaying them must give
+// the same stacks; FuzzWalk mutates their registers and stacks, and BenchmarkWalk measures the
+// walker's throughput on them (scripts/bench-profile: about 120-300k stacks/s on one core, memory
+// served from the image, depending on the load of the machine).
 package unwind

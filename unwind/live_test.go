@@ -24,22 +24,28 @@ func liveJVM(t *testing.T, jdk testutil.JDK, main string, jvmArgs []string, args
 	t.Helper()
 	testutil.MustHaveRoot(t)
 	jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: main, JVMArgs: jvmArgs, Args: args})
+	return jvm, openWalker(t, jvm.PID)
+}
+
+// openWalker opens a live JVM with a walker; the cleanup closes it.
+func openWalker(t testing.TB, pid int) *Walker {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	j, err := vmstructs.Open(ctx, jvm.PID)
+	j, err := vmstructs.Open(ctx, pid)
 	if err != nil {
-		t.Fatalf("open %v: %v", jvm, err)
+		t.Fatalf("open %d: %v", pid, err)
 	}
 	t.Cleanup(func() { j.Close() })
-	w, err := New(j, Options{Native: NewProcessSymbols(jvm.PID), Kernel: &KernelSymbols{}})
+	w, err := New(j, Options{Native: NewProcessSymbols(pid), Kernel: &KernelSymbols{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return jvm, w
+	return w
 }
 
 // workloadThreads returns the host tids of the workload's threads by name prefix.
-func workloadThreads(t *testing.T, w *Walker, prefix string) map[string]vmstructs.Thread {
+func workloadThreads(t testing.TB, w *Walker, prefix string) map[string]vmstructs.Thread {
 	t.Helper()
 	threads, err := w.JVM().Threads()
 	if err != nil && len(threads) == 0 {

@@ -33,12 +33,24 @@ func profile(t *testing.T, w *Walker, d time.Duration, hz int, prefix string) []
 	return out
 }
 
+// profileAtLeast samples in windows of d until it has n stacks or a minute has passed: cpu-clock
+// samples a thread only while it runs, and on a loaded machine the workload's threads get less of the
+// CPU than they ask for.
+func profileAtLeast(t *testing.T, w *Walker, n int, d time.Duration, hz int, prefix string) []Stack {
+	t.Helper()
+	var out []Stack
+	for deadline := time.Now().Add(time.Minute); len(out) < n && time.Now().Before(deadline); {
+		out = append(out, profile(t, w, d, hz, prefix)...)
+	}
+	return out
+}
+
 // TestSamplingReachesRoot samples the Unwind workload with perf and requires 99.5% of its threads'
 // samples to be walked to the thread's root.
 func TestSamplingReachesRoot(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		_, w := liveJVM(t, jdk, "Unwind", unwindArgs)
-		stacks := profile(t, w, 4*time.Second, 499, "uw-")
+		stacks := profileAtLeast(t, w, 1000, 4*time.Second, 499, "uw-")
 		reasons := map[Reason]int{}
 		var complete int
 		for _, st := range stacks {
@@ -74,7 +86,7 @@ func TestSamplingReachesRoot(t *testing.T) {
 func TestSplit(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		_, w := liveJVM(t, jdk, "Split", []string{"-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Split::burn*"})
-		stacks := profile(t, w, 3*time.Second, 999, "jvmkit-split")
+		stacks := profileAtLeast(t, w, 600, 3*time.Second, 999, "jvmkit-split")
 		counts := map[string]int{}
 		for _, st := range stacks {
 			for _, f := range st.Frames {

@@ -2,7 +2,6 @@ package unwind
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -49,6 +48,8 @@ type Walker struct {
 
 	counts [numReasons]int
 	walks  int
+	// steps is how many steps (frames tried) the last walk took; bounded by maxSteps.
+	steps int
 }
 
 type blobInfo struct {
@@ -237,9 +238,15 @@ func (st *walkState) run() Reason {
 	st.spMax = sp + maxStackSpan
 	top, anchorUsed := true, false
 	var lastSP uint64
-	for {
+	limit := maxSteps(w.opts.MaxDepth)
+	for w.steps = 0; ; w.steps++ {
 		if st.stop || st.n >= w.opts.MaxDepth {
 			return st.end()
+		}
+		if w.steps >= limit {
+			// Every step emits a frame or moves the sp up, so this is not reached on real stacks;
+			// it bounds the work on corrupt ones whatever the loop's other checks miss.
+			return st.fail(ReasonDepth, pc, sp, "too many steps")
 		}
 		if !top && (sp <= lastSP || sp > st.spMax || sp%wordSize != 0) {
 			return st.fail(ReasonBadSP, pc, sp, "")
@@ -307,6 +314,11 @@ func (st *walkState) run() Reason {
 			return st.fail(ReasonRead, pc, sp, "code cache")
 		}
 		if bi == nil {
+			if top {
+				// The sampled pc ran there, so the code was in a blob when the sample was taken: it
+				// was unloaded or freed since.
+				return st.fail(ReasonCodeUnloaded, pc, sp, "")
+			}
 			return st.fail(ReasonNoBlob, pc, sp, "")
 		}
 		b := bi.b
@@ -330,6 +342,10 @@ func (st *walkState) run() Reason {
 	}
 }
 
+// maxSteps bounds the steps of one walk: a step emits at least one frame, except at entry frames and
+// the thread's anchor, which move the sp up to the next Java frames.
+func maxSteps(maxDepth int) int { return 2*maxDepth + 16 }
+
 // end is the result of a walk that the consumer or the depth limit stopped.
 func (st *walkState) end() Reason {
 	if st.stop {
@@ -341,20 +357,22 @@ func (st *walkState) end() Reason {
 type anchor struct{ sp, pc, fp uint64 }
 
 // anchor reads a JavaFrameAnchor; a pc of 0 is taken from the word below the anchor's sp, where the
-// call that left Java code put its return address.
+// call that left Java code put its return address. A call wrapper's anchor is on the stack: it is read
+// from the sample's stack copy when that holds it, as the thread may have moved on (or ended, and its
+// stack been reused) since the sample.
 func (st *walkState) anchor(addr uint64) (anchor, error) {
 	l := st.w.l
-	var buf [24]byte
-	lo := min(l.AnchorSP, l.AnchorPC, l.AnchorFP)
-	hi := max(l.AnchorSP, l.AnchorPC, l.AnchorFP) + 8
-	if hi-lo > uint64(len(buf)) {
-		return anchor{}, errors.New("anchor layout")
+	var a anchor
+	for _, f := range []struct {
+		off uint64
+		v   *uint64
+	}{{l.AnchorSP, &a.sp}, {l.AnchorPC, &a.pc}, {l.AnchorFP, &a.fp}} {
+		v, err := st.mem.u64(addr + f.off)
+		if err != nil {
+			return anchor{}, err
+		}
+		*f.v = v
 	}
-	if _, err := st.w.j.Mem.ReadAt(buf[:hi-lo], addr+lo); err != nil {
-		return anchor{}, err
-	}
-	word := func(off uint64) uint64 { return binary.LittleEndian.Uint64(buf[off-lo:]) }
-	a := anchor{sp: word(l.AnchorSP), pc: word(l.AnchorPC), fp: word(l.AnchorFP)}
 	if a.sp != 0 && a.pc == 0 {
 		pc, err := st.mem.u64(a.sp - wordSize)
 		if err != nil {

@@ -110,3 +110,37 @@ func (j *JVM) FrameLayout() (*FrameLayout, error) {
 	}
 	return l, nil
 }
+
+// WithMemory returns a JVM that shares j's table and libjvm symbols and reads m instead of j's
+// memory: a wrapper of it that records what a walk reads, or a cache. Closing it closes nothing.
+func (j *JVM) WithMemory(m Memory) *JVM {
+	c := &JVM{PID: j.PID, LibJVM: j.LibJVM, Bias: j.Bias, Mem: m, Table: j.Table, syms: j.syms, r: reader{m}, moreSyms: j.moreSyms}
+	return c
+}
+
+// NewRecordedJVM returns a JVM made of a recorded table, the libjvm symbols it needs (relocated, as
+// CodeCacheSymbols returns them) and a memory image: no process or core file behind it. Package
+// unwind replays recorded samples with it.
+func NewRecordedJVM(t *Table, syms map[string]uint64, m Memory) *JVM {
+	s := make(map[string]uint64, len(syms))
+	for k, v := range syms {
+		s[k] = v
+	}
+	return &JVM{Mem: m, Table: t, syms: s, r: reader{m}}
+}
+
+// CodeCacheSymbols returns the libjvm symbols (relocated) that reading the code cache looks up: the
+// vtables of the CodeBlob classes, which tell the kind of a blob before JDK 23. Together with the
+// table they are what NewRecordedJVM needs besides memory.
+func (j *JVM) CodeCacheSymbols() map[string]uint64 {
+	out := map[string]uint64{}
+	if _, ok := j.Table.Field("CodeBlob", "_kind"); ok {
+		return out
+	}
+	for sym := range blobVtables {
+		if a, ok := j.Symbol(sym); ok {
+			out[sym] = a
+		}
+	}
+	return out
+}
