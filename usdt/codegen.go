@@ -19,7 +19,7 @@ const (
 	recFaults   = 20 // u16 bit i: argument i's memory could not be read (the value is 0)
 	recNArgs    = 22 // u8
 	recNStrings = 23 // u8
-	recFlags    = 24 // u32 optional sections after the strings; none yet (see below)
+	recFlags    = 24 // u32 optional sections after the strings (flagRegs, flagStack)
 	recReserved = 28 // u32
 	recHeader   = 32 // then nargs u64 values, then nstrings string slots
 
@@ -28,15 +28,26 @@ const (
 	strHeader = 8
 )
 
-// The flags word announces sections appended after the strings. None exists yet; the ones planned for
-// unwinding allocation stacks are bit 0, a copy of pt_regs, and bit 1, a bounded copy of the user stack
-// (u32 length, then the bytes from the stack pointer up). The decoder rejects records with flags it does
-// not know, so old readers never misparse new records.
+// The flags word announces sections appended after the strings, in this order: flagRegs, a copy of the
+// probed thread's user registers (the machine's pt_regs words); flagStack, a bounded copy of its user stack
+// (u32 bytes copied, u32 0, then the bytes from the stack pointer up; the record ends after the bytes
+// copied). The decoder rejects records with flags it does not know, so old readers never misparse new
+// records.
+const (
+	flagRegs  = 1 << 0
+	flagStack = 1 << 1
+
+	stackHeader = 8
+)
 
 // Map names the generated programs refer to.
 const (
 	mapEvents = "events" // BPF_MAP_TYPE_RINGBUF
 	mapDrops  = "drops"  // BPF_MAP_TYPE_PERCPU_ARRAY, u32 site → u64 records lost because the ring was full
+	// mapScratch is where records with a stack are built (BPF_MAP_TYPE_ARRAY, u32 CPU → one record of the
+	// largest site): they are too large for the BPF stack, and bpf_ringbuf_output then sends only the
+	// bytes used, where bpf_ringbuf_reserve needs a size known when the program is verified.
+	mapScratch = "scratch"
 )
 
 // StringArg says that a probe passes a string: the address in argument Ptr and the length in argument Len,
@@ -54,11 +65,58 @@ type progSpec struct {
 	strings    []StringArg
 	stringSize int    // bytes per string slot, a multiple of 8
 	pid        uint32 // only events of this tgid; 0: any
+	regs       bool   // copy pt_regs (flagRegs)
+	stackSize  int    // copy up to this many bytes of the user stack (flagStack), a multiple of stackChunk; 0: none
+	sample     uint32 // record a firing with probability 1/sample; 0: every firing
 }
 
-// recordSize is the size of the site's records.
+// recordSize is the largest size of the site's records.
 func (s *progSpec) recordSize() int {
-	return recHeader + 8*len(s.probe.Args) + len(s.strings)*(strHeader+s.stringSize)
+	return s.fixedSize() + s.stackSize
+}
+
+// fixedSize is the size of the site's records without the stack bytes.
+func (s *progSpec) fixedSize() int {
+	n := recHeader + 8*len(s.probe.Args) + len(s.strings)*(strHeader+s.stringSize)
+	if s.regs || s.stackSize > 0 {
+		n += 8 * regWords(s.probe.Machine)
+	}
+	if s.stackSize > 0 {
+		n += stackHeader
+	}
+	return n
+}
+
+func (s *progSpec) flags() uint32 {
+	var f uint32
+	if s.regs || s.stackSize > 0 {
+		f |= flagRegs
+	}
+	if s.stackSize > 0 {
+		f |= flagStack
+	}
+	return f
+}
+
+// regWords is the number of 8-byte words of a machine's uprobe context as copied to records: x86-64's
+// struct pt_regs (r15 ... ss, the first 21 words of user_regs_struct), arm64's user_pt_regs (x0-x30, sp,
+// pc, pstate).
+func regWords(m elf.Machine) int {
+	switch m {
+	case elf.EM_X86_64:
+		return 21
+	case elf.EM_AARCH64:
+		return 34
+	}
+	return 0
+}
+
+// spWord is the index of the stack pointer in the copied registers.
+func spWord(m elf.Machine) int {
+	if m == elf.EM_AARCH64 {
+		return 31
+	}
+	return 19
 }
 
 // ptRegs describes where a machine's uprobe context, struct pt_regs, keeps a register.
@@ -95,6 +153,8 @@ func (s *progSpec) validate() error {
 		return fmt.Errorf("probe %s: more than %d strings", p, MaxArgs)
 	case s.stringSize%8 != 0 || s.stringSize < 8 || s.stringSize > MaxStringSize:
 		return fmt.Errorf("string size %d is not a multiple of 8 in [8, %d]", s.stringSize, MaxStringSize)
+	case s.stackSize%stackChunk != 0 || s.stackSize < 0 || s.stackSize > MaxStackSize:
+		return fmt.Errorf("stack size %d is not a multiple of %d in [0, %d]", s.stackSize, stackChunk, MaxStackSize)
 	}
 	for _, str := range s.strings {
 		if str.Ptr < 0 || str.Ptr >= len(p.Args) || str.Len < -1 || str.Len >= len(p.Args) || str.Len == str.Ptr {
@@ -151,12 +211,36 @@ func (s *progSpec) program() (asm.Instructions, error) {
 			asm.JNE.Imm(asm.R0, int32(s.pid), "exit"),
 		)
 	}
+	if s.sample > 1 {
+		add(
+			asm.FnGetPrandomU32.Call(),
+			asm.Mod.Imm(asm.R0, int32(s.sample)),
+			asm.JNE.Imm(asm.R0, 0, "exit"),
+		)
+	}
+	if s.stackSize > 0 {
+		// The record is built in this CPU's scratch slot. The program runs with migration disabled; a
+		// task that preempts it on the same CPU and fires a probe would overwrite the slot, which at
+		// worst garbles one record.
+		add(
+			asm.FnGetSmpProcessorId.Call(),
+			asm.StoreMem(asm.R10, -4, asm.R0, asm.Word),
+			asm.LoadMapPtr(asm.R1, 0).WithReference(mapScratch),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, -4),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "exit"),
+		)
+	} else {
+		add(
+			asm.LoadMapPtr(asm.R1, 0).WithReference(mapEvents),
+			asm.Mov.Imm(asm.R2, int32(size)),
+			asm.Mov.Imm(asm.R3, 0),
+			asm.FnRingbufReserve.Call(),
+			asm.JEq.Imm(asm.R0, 0, "drop"),
+		)
+	}
 	add(
-		asm.LoadMapPtr(asm.R1, 0).WithReference(mapEvents),
-		asm.Mov.Imm(asm.R2, int32(size)),
-		asm.Mov.Imm(asm.R3, 0),
-		asm.FnRingbufReserve.Call(),
-		asm.JEq.Imm(asm.R0, 0, "drop"),
 		asm.Mov.Reg(rec, asm.R0),
 		asm.StoreMem(rec, recPIDTGID, scratch, asm.DWord),
 		asm.FnKtimeGetNs.Call(),
@@ -164,7 +248,7 @@ func (s *progSpec) program() (asm.Instructions, error) {
 		asm.StoreImm(rec, recSite, int64(s.site), asm.Word),
 		asm.StoreImm(rec, recNArgs, int64(len(p.Args)), asm.Byte),
 		asm.StoreImm(rec, recNStrings, int64(len(s.strings)), asm.Byte),
-		asm.StoreImm(rec, recFlags, 0, asm.Word),
+		asm.StoreImm(rec, recFlags, int64(s.flags()), asm.Word),
 		asm.StoreImm(rec, recReserved, 0, asm.Word),
 		asm.Mov.Imm(faults, 0),
 	)
@@ -251,11 +335,27 @@ func (s *progSpec) program() (asm.Instructions, error) {
 			asm.StoreImm(rec, slot+4, int64(str.Ptr), asm.Word).WithSymbol(label("done")),
 		)
 	}
+	off := int16(strBase + len(s.strings)*(strHeader+s.stringSize))
+	if s.regs || s.stackSize > 0 {
+		for w := range regWords(p.Machine) {
+			add(
+				asm.LoadMem(asm.R0, ctx, int16(8*w), asm.DWord),
+				asm.StoreMem(rec, off+int16(8*w), asm.R0, asm.DWord),
+			)
+		}
+		off += int16(8 * regWords(p.Machine))
+	}
+	add(asm.StoreMem(rec, recFaults, faults, asm.Half))
+	if s.stackSize > 0 {
+		add(s.stackCopy(off, int16(8*spWord(p.Machine)))...)
+	} else {
+		add(
+			asm.Mov.Reg(asm.R1, rec),
+			asm.Mov.Imm(asm.R2, 0),
+			asm.FnRingbufSubmit.Call(),
+		)
+	}
 	add(
-		asm.StoreMem(rec, recFaults, faults, asm.Half),
-		asm.Mov.Reg(asm.R1, rec),
-		asm.Mov.Imm(asm.R2, 0),
-		asm.FnRingbufSubmit.Call(),
 		asm.Ja.Label("exit"),
 
 		asm.StoreImm(asm.R10, -4, int64(s.site), asm.Word).WithSymbol("drop"),
@@ -271,6 +371,54 @@ func (s *progSpec) program() (asm.Instructions, error) {
 		asm.Return(),
 	)
 	return insns, nil
+}
+
+// stackCopy copies the user stack into the stack section at off and sends the record with
+// bpf_ringbuf_output, up to the bytes copied. One read of stackSize bytes is the common case; where it
+// fails, the stack's mapping ends before (a shallow stack: the main thread's is followed by nothing,
+// a thread's by a guard page), and the copy goes on in chunks up to the first that fails. The length is
+// kept in R9 (the faults, stored by then), a constant on each path, so that the verifier can bound the
+// size bpf_ringbuf_output reads.
+func (s *progSpec) stackCopy(off, spOff int16) asm.Instructions {
+	const (
+		ctx = asm.R6
+		rec = asm.R7
+		n   = asm.R9
+	)
+	data := int32(off) + stackHeader
+	insns := asm.Instructions{
+		asm.Mov.Reg(asm.R1, rec),
+		asm.Add.Imm(asm.R1, data),
+		asm.Mov.Imm(asm.R2, int32(s.stackSize)),
+		asm.LoadMem(asm.R3, ctx, spOff, asm.DWord),
+		asm.FnProbeReadUser.Call(),
+		asm.Mov.Imm(n, int32(s.stackSize)),
+		asm.JEq.Imm(asm.R0, 0, "stack_done"),
+		asm.Mov.Imm(n, 0),
+	}
+	for i := 0; i < s.stackSize/stackChunk; i++ {
+		insns = append(insns,
+			asm.Mov.Reg(asm.R1, rec),
+			asm.Add.Imm(asm.R1, data+int32(i*stackChunk)),
+			asm.Mov.Imm(asm.R2, stackChunk),
+			asm.LoadMem(asm.R3, ctx, spOff, asm.DWord),
+			asm.Add.Imm(asm.R3, int32(i*stackChunk)),
+			asm.FnProbeReadUser.Call(),
+			asm.JNE.Imm(asm.R0, 0, "stack_done"),
+			asm.Add.Imm(n, stackChunk),
+		)
+	}
+	return append(insns,
+		asm.StoreMem(rec, off, n, asm.Word).WithSymbol("stack_done"),
+		asm.StoreImm(rec, off+4, 0, asm.Word),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapEvents),
+		asm.Mov.Reg(asm.R2, rec),
+		asm.Mov.Reg(asm.R3, n),
+		asm.Add.Imm(asm.R3, data),
+		asm.Mov.Imm(asm.R4, 0),
+		asm.FnRingbufOutput.Call(),
+		asm.JNE.Imm(asm.R0, 0, "drop"),
+	)
 }
 
 // address computes an ArgMem argument's address into R3, using R2 as scratch.
@@ -351,6 +499,16 @@ type Event struct {
 	Faults uint16
 	// Strings are the strings the site was asked to copy, in the order asked.
 	Strings []String
+
+	// Regs are the probed thread's user registers at the probe, with Options.Regs or StackSize: the
+	// words of x86-64's struct pt_regs (r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di,
+	// orig_ax, ip, cs, flags, sp, ss: the first 21 words of user_regs_struct, as ptrace and core files
+	// give them) or arm64's user_pt_regs (x0-x30, sp, pc, pstate). ip is the probe's address.
+	Regs []uint64
+	// Stack is the copy of the user stack from StackAddr up, with Options.StackSize: at most StackSize
+	// bytes, fewer where the stack's mapping ended, empty when it could not be read at all.
+	Stack     []byte
+	StackAddr uint64 // the stack pointer in Regs
 }
 
 // String is a copy of a string argument, at most Options.StringSize bytes.
@@ -369,10 +527,10 @@ var errRecord = errors.New("usdt: malformed record")
 func (s *progSpec) decode(raw []byte) (Event, error) {
 	p := s.probe
 	ne := binary.NativeEndian
-	if len(raw) < s.recordSize() {
-		return Event{}, fmt.Errorf("%w: %d bytes, want %d for %s", errRecord, len(raw), s.recordSize(), p)
+	if len(raw) < s.fixedSize() {
+		return Event{}, fmt.Errorf("%w: %d bytes, want %d for %s", errRecord, len(raw), s.fixedSize(), p)
 	}
-	if int(raw[recNArgs]) != len(p.Args) || int(raw[recNStrings]) != len(s.strings) || ne.Uint32(raw[recFlags:]) != 0 {
+	if int(raw[recNArgs]) != len(p.Args) || int(raw[recNStrings]) != len(s.strings) || ne.Uint32(raw[recFlags:]) != s.flags() {
 		return Event{}, fmt.Errorf("%w: %s: %d arguments, %d strings, flags %#x", errRecord, p,
 			raw[recNArgs], raw[recNStrings], ne.Uint32(raw[recFlags:]))
 	}
@@ -412,6 +570,22 @@ func (s *progSpec) decode(raw []byte) (Event, error) {
 		}
 		e.Strings = append(e.Strings, v)
 		off += strHeader + s.stringSize
+	}
+	if s.flags()&flagRegs != 0 {
+		e.Regs = make([]uint64, regWords(p.Machine))
+		for i := range e.Regs {
+			e.Regs[i] = ne.Uint64(raw[off+8*i:])
+		}
+		off += 8 * len(e.Regs)
+		e.StackAddr = e.Regs[spWord(p.Machine)]
+	}
+	if s.flags()&flagStack != 0 {
+		n := int(ne.Uint32(raw[off:]))
+		off += stackHeader
+		if n > s.stackSize || off+n > len(raw) {
+			return Event{}, fmt.Errorf("%w: %s: a stack of %d bytes in a record of %d", errRecord, p, n, len(raw))
+		}
+		e.Stack = append([]byte(nil), raw[off:off+n]...)
 	}
 	return e, nil
 }

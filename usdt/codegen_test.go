@@ -58,6 +58,73 @@ func TestProgramGolden(t *testing.T) {
 	}
 }
 
+// TestProgramGoldenStack pins the programs with the optional sections and sampling: x86-64 with registers,
+// a 2 KiB stack copy and one firing in 10, arm64 with registers only (testdata/codegen-stack.golden).
+func TestProgramGoldenStack(t *testing.T) {
+	x86 := &Probe{Provider: "p", Name: "x86", Machine: elf.EM_X86_64, PC: 0x1000, FileOffset: 0x1000,
+		Args: mustArgs(t, elf.EM_X86_64, "8@%rdi -4@%esi")}
+	arm := &Probe{Provider: "p", Name: "arm64", Machine: elf.EM_AARCH64, PC: 0x2000, FileOffset: 0x2000,
+		Args: mustArgs(t, elf.EM_AARCH64, "8@x0")}
+	var b strings.Builder
+	for _, s := range []progSpec{
+		{probe: x86, site: 1, strings: []StringArg{{Ptr: 0, Len: 1}}, stringSize: 16, pid: 1234, regs: true, stackSize: 2 << 10, sample: 10},
+		{probe: arm, site: 0, stringSize: 8, regs: true},
+	} {
+		insns, err := s.program()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "# %s %v, record %d bytes (%d without the stack)\n%v\n", s.probe, s.probe.Machine, s.recordSize(), s.fixedSize(), insns)
+	}
+	golden := filepath.Join("testdata", "codegen-stack.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), b.String()); diff != "" {
+		t.Errorf("programs differ from %s (-want +got; -update rewrites it):\n%s", golden, diff)
+	}
+}
+
+// TestDecodeStack decodes records with registers and a stack copy, shorter than the largest.
+func TestDecodeStack(t *testing.T) {
+	p := &Probe{Provider: "p", Name: "n", Machine: elf.EM_X86_64, Args: mustArgs(t, elf.EM_X86_64, "8@%rdi")}
+	s := progSpec{probe: p, site: 0, stringSize: 8, regs: true, stackSize: 2048}
+	ne := binary.NativeEndian
+	rec := make([]byte, s.fixedSize()+24)
+	ne.PutUint64(rec[recPIDTGID:], 5<<32|6)
+	rec[recNArgs] = 1
+	ne.PutUint32(rec[recFlags:], flagRegs|flagStack)
+	regs := recHeader + 8
+	for i := range 21 {
+		ne.PutUint64(rec[regs+8*i:], uint64(100+i))
+	}
+	stack := regs + 8*21
+	ne.PutUint32(rec[stack:], 24)
+	copy(rec[stack+stackHeader:], "0123456789abcdefghijklmn")
+	e, err := s.decode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Regs) != 21 || e.Regs[20] != 120 || e.StackAddr != 119 || string(e.Stack) != "0123456789abcdefghijklmn" {
+		t.Errorf("decoded %+v", e)
+	}
+	ne.PutUint32(rec[stack:], 25) // more than the record holds
+	if _, err := s.decode(rec); err == nil {
+		t.Error("record with a stack longer than itself decoded")
+	}
+	ne.PutUint32(rec[stack:], 24)
+	ne.PutUint32(rec[recFlags:], flagRegs)
+	if _, err := s.decode(rec); err == nil {
+		t.Error("record without the stack flag decoded")
+	}
+}
+
 func TestProgramErrors(t *testing.T) {
 	many := &Probe{Provider: "p", Name: "n", Machine: elf.EM_X86_64, Args: make([]Arg, MaxArgs+1)}
 	i386 := &Probe{Provider: "p", Name: "n", Machine: elf.EM_386}

@@ -46,15 +46,24 @@
 //	20      2     faults: bit i set when argument i's memory could not be read
 //	22      1     number of arguments
 //	23      1     number of strings
-//	24      4     flags: optional sections after the strings (none yet)
+//	24      4     flags: optional sections after the strings (bit 0 registers, bit 1 stack)
 //	28      4     reserved, 0
 //	32      8*n   argument values
 //	...           per string: s32 bytes copied (or -errno), u32 pointer argument, StringSize bytes
 //
 // Strings are copied with an explicit length (HotSpot passes names as pointer and length, without a NUL),
 // clamped to StringSize where the verifier can see it, or with bpf_probe_read_user_str when NUL-terminated.
-// The flags leave room for the sections stack unwinding will need: a copy of pt_regs and a bounded copy of
-// the user stack. Readers reject records with flags they do not know.
+// With Options.Regs (flag bit 0) the record goes on with the probed thread's pt_regs (x86-64: 21 words,
+// r15 ... ss; arm64: user_pt_regs, 34 words), loaded from the context. With Options.StackSize (bit 1,
+// implies bit 0) follow a u32 length, a u32 0 and up to StackSize bytes of the user stack from the
+// stack pointer up: one bpf_probe_read_user of StackSize bytes, and where that fails (the stack's
+// mapping ends first: the main thread's stack, or a shallow thread stack before a guard page) 1 KiB
+// chunks up to the first that fails. Such records are built in a per-CPU slot of an array map and sent
+// with bpf_ringbuf_output, up to the bytes copied. Options.Sample records a firing with probability
+// 1/N (bpf_get_prandom_u32), so that stacks can be taken from probes that fire a million times a second.
+// Readers reject records with flags they do not know. Measured on a gcc fixture (Linux 6.18): the copy
+// equals the bytes of a local array at the probe, whole 16 KiB copies of deep stacks, 9-13 KiB of
+// shallow ones (main thread and a pthread).
 //
 // Each uprobe is opened through the uprobe PMU (perf_event_open) with the target's pid, so that other
 // processes mapping the same file (other JVMs on a shared machine) do not fire it, and the program checks

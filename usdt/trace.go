@@ -28,7 +28,28 @@ type Options struct {
 	// BufferSize is the size of the ring buffer in bytes, a power of two and a multiple of the page size;
 	// default 4 MiB. Records that find it full are counted as drops.
 	BufferSize int
+
+	// Regs copies, with every event, the probed thread's user registers at the probe into Event.Regs: at a
+	// uprobe the program's context is the thread's user pt_regs.
+	Regs bool
+	// StackSize, when positive, copies with every event up to this many bytes of the probed thread's user
+	// stack, from its stack pointer up, into Event.Stack, for unwinding (package unwind). It implies Regs,
+	// is rounded up to a multiple of 1 KiB and is at most MaxStackSize. The copy is shorter where the
+	// stack's mapping ends first (see the package documentation).
+	StackSize int
+	// Sample, when above 1, records each firing with probability 1/Sample (bpf_get_prandom_u32 in the
+	// program), so that costly records (stacks) can be taken from probes that fire millions of times a
+	// second. A random choice, unlike every Nth firing, cannot lock onto a periodic pattern of the traced
+	// code. The uprobe's trap is paid by every firing all the same.
+	Sample int
 }
+
+// MaxStackSize bounds Options.StackSize.
+const MaxStackSize = 64 << 10
+
+// stackChunk is the granularity of stack copies: where a copy of StackSize bytes fails (the stack's
+// mapping ends before), the program copies chunk by chunk up to the first that fails.
+const stackChunk = 1 << 10
 
 const (
 	defaultStringSize = 256
@@ -50,6 +71,16 @@ func (o *Options) withDefaults() (Options, error) {
 	page := os.Getpagesize()
 	if r.BufferSize < page || r.BufferSize&(r.BufferSize-1) != 0 || r.BufferSize%page != 0 {
 		return r, fmt.Errorf("usdt: buffer size %d is not a power of two multiple of the page size (%d)", r.BufferSize, page)
+	}
+	if r.StackSize < 0 || r.StackSize > MaxStackSize {
+		return r, fmt.Errorf("usdt: stack size %d not in [0, %d]", o.StackSize, MaxStackSize)
+	}
+	r.StackSize = (r.StackSize + stackChunk - 1) &^ (stackChunk - 1)
+	if r.StackSize > 0 {
+		r.Regs = true
+	}
+	if r.Sample < 0 || r.Sample > 1<<31-1 {
+		return r, fmt.Errorf("usdt: sample %d: want 0 or 1 (every firing) or N > 1 (one firing in N)", o.Sample)
 	}
 	if r.PID < 0 || r.PID > 1<<31-1 {
 		return r, fmt.Errorf("usdt: pid %d", r.PID)
@@ -77,6 +108,11 @@ func specs(ctx context.Context, sites []Site, opts Options) ([]progSpec, error) 
 			strings:    s.Strings,
 			stringSize: opts.StringSize,
 			pid:        uint32(opts.PID),
+			regs:       opts.Regs,
+			stackSize:  opts.StackSize,
+		}
+		if opts.Sample > 1 {
+			out[i].sample = uint32(opts.Sample)
 		}
 		if err := out[i].validate(); err != nil {
 			return nil, fmt.Errorf("usdt: %w", err)

@@ -28,10 +28,12 @@ type Tracer struct {
 	specs  []progSpec
 	events *ebpf.Map
 	drops  *ebpf.Map
-	progs  []*ebpf.Program
-	links  []link.Link
-	rd     *ringbuf.Reader
-	rec    ringbuf.Record
+	// scratch is where the programs build records with a stack copy; nil without.
+	scratch *ebpf.Map
+	progs   []*ebpf.Program
+	links   []link.Link
+	rd      *ringbuf.Reader
+	rec     ringbuf.Record
 
 	linksMu  sync.Mutex
 	stopping atomic.Bool
@@ -80,6 +82,18 @@ func Attach(ctx context.Context, sites []Site, opts Options) (_ *Tracer, err err
 	if err != nil {
 		return nil, bpfError("create drop counters", err)
 	}
+	if scratch := maxScratch(ps); scratch > 0 {
+		cpus, err := ebpf.PossibleCPU()
+		if err != nil {
+			return nil, fmt.Errorf("usdt: %w", err)
+		}
+		t.scratch, err = ebpf.NewMap(&ebpf.MapSpec{
+			Name: "usdt_scratch", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(scratch), MaxEntries: uint32(cpus),
+		})
+		if err != nil {
+			return nil, bpfError("create record scratch space", err)
+		}
+	}
 	if t.rd, err = ringbuf.NewReader(t.events); err != nil {
 		return nil, bpfError("read ring buffer", err)
 	}
@@ -99,6 +113,11 @@ func Attach(ctx context.Context, sites []Site, opts Options) (_ *Tracer, err err
 		}
 		if err := insns.AssociateMap(mapDrops, t.drops); err != nil {
 			return nil, fmt.Errorf("usdt: %w", err)
+		}
+		if s.stackSize > 0 {
+			if err := insns.AssociateMap(mapScratch, t.scratch); err != nil {
+				return nil, fmt.Errorf("usdt: %w", err)
+			}
 		}
 		prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 			Name:         "usdt_site",
@@ -140,6 +159,18 @@ func Attach(ctx context.Context, sites []Site, opts Options) (_ *Tracer, err err
 		}
 	}
 	return t, nil
+}
+
+// maxScratch is the size of the scratch slot records with a stack copy need: the largest of them, 0 when
+// no site copies the stack.
+func maxScratch(ps []progSpec) int {
+	n := 0
+	for i := range ps {
+		if ps[i].stackSize > 0 {
+			n = max(n, ps[i].recordSize())
+		}
+	}
+	return (n + 7) &^ 7
 }
 
 func machineIsHost(m elf.Machine) bool {
@@ -278,7 +309,7 @@ func (t *Tracer) Close() error {
 		for _, p := range t.progs {
 			errs = append(errs, p.Close())
 		}
-		for _, m := range []*ebpf.Map{t.events, t.drops} {
+		for _, m := range []*ebpf.Map{t.events, t.drops, t.scratch} {
 			if m != nil {
 				errs = append(errs, m.Close())
 			}

@@ -40,6 +40,7 @@ func (a *jvmkit) allocCmd() *cobra.Command {
 	var duration time.Duration
 	var switchFlags, folded, events bool
 	var top int
+	var sf allocStackFlags
 	cmd := &cobra.Command{
 		Use:   "alloc <pid>",
 		Short: "Count a JVM's allocations by class with the hotspot:object__alloc probe (eBPF)",
@@ -67,7 +68,17 @@ DTraceAllocProbes=false --write-memory'.
 Output: one line per class, most allocations first (most samples in a sample), with counts, bytes and
 shares; --top limits the lines. Class names are Java names (byte[], java.lang.String). --json prints
 schema jvmkit.alloc/v1; --folded prints "class value" lines for flame graph tools, the value being bytes
-(samples in a sample).`,
+(samples in a sample).
+
+--stacks records, with each recorded firing, the allocating thread's registers and up to 16 KiB of its
+stack (eBPF), and walks the stack as 'jvmkit profile' does: the output is then a flame graph of
+allocations, each stack rooted at its thread's name and ending in the allocated class (after the Java
+frame that allocated it; --vm-frames keeps libjvm's allocation path in between), weighted by allocations
+(by bytes with --bytes). -o writes it to a file; --format is folded, svg or pprof. A firing with a stack
+costs far more than a counted one, so with every allocation firing (-XX:+DTraceAllocProbes) only one in
+--sample N firings is recorded, chosen at random in the kernel (default 64); with --switch-flags, whose
+firings are a sample already, every one (default 1). The share of stacks walked to their thread's root
+is printed at the end.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pid, err := strconv.Atoi(args[0])
@@ -80,6 +91,12 @@ schema jvmkit.alloc/v1; --folded prints "class value" lines for flame graph tool
 			if folded && a.json {
 				return usagef("--json and --folded exclude each other")
 			}
+			if err := sf.check(cmd, folded || a.json); err != nil {
+				return err
+			}
+			if sf.stacks {
+				return a.runAllocStacks(cmd.Context(), pid, duration, switchFlags, &sf)
+			}
 			return a.runAlloc(cmd.Context(), pid, duration, switchFlags, events, top, folded)
 		},
 	}
@@ -90,6 +107,7 @@ schema jvmkit.alloc/v1; --folded prints "class value" lines for flame graph tool
 	f.BoolVar(&folded, "folded", false, "print folded lines (class value) for flame graph tools")
 	f.BoolVar(&events, "events", false, "read every event through a ring buffer and count in jvmkit (slower; for comparison)")
 	_ = f.MarkHidden("events")
+	sf.register(f)
 	return cmd
 }
 

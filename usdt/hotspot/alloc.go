@@ -8,7 +8,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/jvmkit/jvmkit/unwind"
 	"github.com/jvmkit/jvmkit/usdt"
 )
 
@@ -19,8 +21,45 @@ type AllocOptions struct {
 	Events bool
 	// MaxClasses bounds the classes counted in the kernel; default 16384.
 	MaxClasses int
-	// BufferSize is the ring buffer's size with Events; default 16 MiB.
+	// BufferSize is the ring buffer's size with Events; default 16 MiB (64 MiB with Stacks).
 	BufferSize int
+
+	// Stacks, if set, has every recorded firing carry the thread's registers and a copy of its user
+	// stack, and walks it with this walker (of the same JVM) as soon as it is read: AllocProfile.Stacks
+	// counts allocations by class and stack. It implies Events. The walker is used by the trace's reader
+	// only, until Profile returns after Stop.
+	Stacks *unwind.Walker
+	// StackSize is the most bytes of user stack copied per firing with Stacks; default 16 KiB (as perf's
+	// samples in package unwind). Frames beyond it are read from the live process.
+	StackSize int
+	// Sample, above 1, records each firing with probability 1/Sample (usdt.Options.Sample): counts and
+	// stacks are then those of a sample. With Events only.
+	Sample int
+}
+
+// AllocStack is the allocations of one class from one stack.
+type AllocStack struct {
+	Class string `json:"class"`
+	// Thread is the allocating thread's name (java.lang.Thread.name, see vmstructs.Thread).
+	Thread string `json:"thread"`
+	// Frames are the stack's frames, leaf first: the frames of libjvm where the probe fired, then the
+	// Java frames of the allocating code down to the thread's root, or a Broken frame.
+	Frames []unwind.Frame `json:"frames"`
+	// Complete says the walk reached the thread's root; else Reason says why not.
+	Complete bool          `json:"complete"`
+	Reason   unwind.Reason `json:"reason,omitempty"`
+	Count    uint64        `json:"count"`
+	Bytes    uint64        `json:"bytes"` // known sizes only (see ClassAlloc.Unsized)
+}
+
+// FirstJava is the stack's first Java frame (the allocating method), nil when it has none.
+func (s *AllocStack) FirstJava() *unwind.Frame {
+	for i := range s.Frames {
+		if s.Frames[i].Java() {
+			return &s.Frames[i]
+		}
+	}
+	return nil
 }
 
 // ClassAlloc is the allocations of one class seen by a trace.
@@ -53,6 +92,8 @@ type AllocProfile struct {
 	PerSite []uint64 `json:"per_site"`
 	// Lost are firings not counted: a new class after MaxClasses, or a full ring buffer with Events.
 	Lost uint64 `json:"lost"`
+	// Stacks, with AllocOptions.Stacks, are the firings by class and stack, most first.
+	Stacks []AllocStack `json:"stacks,omitempty"`
 }
 
 // AllocTrace is a running trace of object__alloc in one JVM.
@@ -68,6 +109,10 @@ type AllocTrace struct {
 	readErr  error
 	readDone chan struct{}
 	stopped  atomic.Bool
+
+	walker  *unwind.Walker
+	stacks  map[string]*AllocStack
+	threads map[int]string // tid → name
 }
 
 // TraceAlloc attaches to every object__alloc site of process pid, whose modules mods are
@@ -79,7 +124,7 @@ func TraceAlloc(ctx context.Context, pid int, mods []usdt.Module, opts AllocOpti
 		return nil, err
 	}
 	t := &AllocTrace{sites: sites, perSite: make([]uint64, len(sites))}
-	if !opts.Events {
+	if !opts.Events && opts.Stacks == nil && opts.Sample <= 1 {
 		// Keyed by the class name's address and length: the Klass's name Symbol* lives as long as the class,
 		// and two classes of the same name (two loaders) share the Symbol. The name is copied once per key.
 		t.agg, err = usdt.Aggregate(ctx, sites, usdt.AggregateOptions{
@@ -91,10 +136,23 @@ func TraceAlloc(ctx context.Context, pid int, mods []usdt.Module, opts AllocOpti
 		}
 		return t, nil
 	}
-	if opts.BufferSize == 0 {
-		opts.BufferSize = 16 << 20
+	uo := usdt.Options{PID: pid, BufferSize: opts.BufferSize, StringSize: 128, Sample: opts.Sample}
+	if uo.BufferSize == 0 {
+		uo.BufferSize = 16 << 20
 	}
-	t.tr, err = usdt.Attach(ctx, sites, usdt.Options{PID: pid, BufferSize: opts.BufferSize, StringSize: 128})
+	if opts.Stacks != nil {
+		t.walker = opts.Stacks
+		t.stacks = make(map[string]*AllocStack)
+		t.threads = make(map[int]string)
+		uo.StackSize = opts.StackSize
+		if uo.StackSize == 0 {
+			uo.StackSize = 16 << 10
+		}
+		if opts.BufferSize == 0 {
+			uo.BufferSize = 64 << 20
+		}
+	}
+	t.tr, err = usdt.Attach(ctx, sites, uo)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +165,8 @@ func TraceAlloc(ctx context.Context, pid int, mods []usdt.Module, opts AllocOpti
 func (t *AllocTrace) read() {
 	defer close(t.readDone)
 	// Names are looked up by the bytes the ring buffer copied; a class's first event allocates its entry.
+	refreshed := time.Now()
+	var key []byte
 	for {
 		ev, err := t.tr.Read()
 		if err != nil {
@@ -128,8 +188,10 @@ func (t *AllocTrace) read() {
 			t.byName[string(name)] = c
 		}
 		c.Count++
+		var size uint64
 		if len(ev.Args) > 3 && ev.Args[3] >= minSize && ev.Args[3] <= maxSize {
-			c.Bytes += ev.Args[3]
+			size = ev.Args[3]
+			c.Bytes += size
 		} else {
 			c.Unsized++
 		}
@@ -137,7 +199,62 @@ func (t *AllocTrace) read() {
 			t.perSite[ev.Site]++
 		}
 		t.mu.Unlock()
+		if t.walker != nil {
+			// Walked at once: frames beyond the stack copy are read from the live thread, and compiled
+			// code can be unloaded.
+			if time.Since(refreshed) > time.Second {
+				refreshed = time.Now()
+				_ = t.walker.Refresh() // on failure the old view stays
+			}
+			regs, _ := unwind.RegsFromGPR(ev.Regs)
+			st := t.walker.Walk(&unwind.Sample{TID: ev.TID, Regs: regs, Stack: ev.Stack, Time: ev.Time})
+			thread := t.threadName(ev.TID)
+			key = stackKey(append(key[:0], thread...), name, &st)
+			t.mu.Lock()
+			s := t.stacks[string(key)]
+			if s == nil {
+				s = &AllocStack{Class: c.Class, Thread: thread, Frames: st.Frames, Complete: st.Complete, Reason: st.Reason}
+				t.stacks[string(key)] = s
+			}
+			s.Count++
+			s.Bytes += size
+			t.mu.Unlock()
+		}
 	}
+}
+
+// threadName names thread tid, reading the JVM's thread list for threads it does not know.
+func (t *AllocTrace) threadName(tid int) string {
+	if name, ok := t.threads[tid]; ok {
+		return name
+	}
+	threads, _ := t.walker.JVM().Threads()
+	for _, th := range threads {
+		id := th.HostTID
+		if id == 0 {
+			id = th.TID
+		}
+		t.threads[id] = th.Name
+	}
+	if _, ok := t.threads[tid]; !ok {
+		t.threads[tid] = fmt.Sprintf("tid-%d", tid)
+	}
+	return t.threads[tid]
+}
+
+// stackKey identifies a class and a stack: the frames' kinds, names, modules and lines.
+func stackKey(b, class []byte, st *unwind.Stack) []byte {
+	b = append(b, 0)
+	b = append(b, class...)
+	for i := range st.Frames {
+		f := &st.Frames[i]
+		b = append(b, 0, byte(f.Type))
+		b = append(b, f.Name...)
+		b = append(b, 0)
+		b = append(b, f.Module...)
+		b = fmt.Appendf(b, ":%d", f.Line)
+	}
+	return b
 }
 
 // Sites returns the object__alloc sites traced.
@@ -198,6 +315,9 @@ func (t *AllocTrace) Profile() (*AllocProfile, error) {
 			byName[k] = &cc
 		}
 		copy(p.PerSite, t.perSite)
+		for _, s := range t.stacks {
+			p.Stacks = append(p.Stacks, *s)
+		}
 		err := t.readErr
 		t.mu.Unlock()
 		if err != nil {
@@ -218,6 +338,15 @@ func (t *AllocTrace) Profile() (*AllocProfile, error) {
 		p.Bytes += c.Bytes
 	}
 	SortClasses(p.Classes, false)
+	slices.SortStableFunc(p.Stacks, func(a, b AllocStack) int {
+		switch {
+		case a.Count > b.Count:
+			return -1
+		case a.Count < b.Count:
+			return 1
+		}
+		return 0
+	})
 	return p, nil
 }
 
