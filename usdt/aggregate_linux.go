@@ -10,9 +10,6 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"golang.org/x/sys/unix"
-
-	"github.com/jvmkit/jvmkit/attach"
 )
 
 // Aggregator is a running aggregation: one uprobe per site, all counting into one BPF hash map.
@@ -76,7 +73,7 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 	if err != nil {
 		return nil, bpfError("create miss counter", err)
 	}
-	exes := make(map[string]*link.Executable)
+	up := &uprober{pid: opts.PID}
 	for i := range a.specs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -99,61 +96,20 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 			return nil, bpfError(fmt.Sprintf("load counting program for probe %s at %#x", s.probe, s.probe.PC), err)
 		}
 		a.progs = append(a.progs, prog)
-		file := sites[i].File
-		ex := exes[file]
-		if ex == nil {
-			if ex, err = link.OpenExecutable(file); err != nil {
-				return nil, fmt.Errorf("usdt: %w", err)
-			}
-			exes[file] = ex
-		}
-		l, err := ex.Uprobe("", prog, &link.UprobeOptions{
-			Address: s.probe.FileOffset, PID: opts.PID, RefCtrOffset: s.probe.SemaphoreOffset,
-		})
+		l, err := up.attach(sites[i].File, s.probe, prog)
 		if err != nil {
-			if opts.PID != 0 && errors.Is(err, unix.ESRCH) {
-				return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, opts.PID)
-			}
-			return nil, bpfError(fmt.Sprintf("attach uprobe for probe %s at %s+%#x", s.probe, file, s.probe.FileOffset), err)
+			return nil, err
 		}
 		a.mu.Lock()
 		a.links = append(a.links, l)
 		a.mu.Unlock()
 	}
 	if opts.PID != 0 {
-		if err := a.watch(opts.PID); err != nil {
+		if err := watchExit(opts.PID, a.done, func() { close(a.exited) }); err != nil {
 			return nil, err
 		}
 	}
 	return a, nil
-}
-
-// watch closes a.exited when process pid exits.
-func (a *Aggregator) watch(pid int) error {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
-		}
-		return nil // no pidfd (Linux < 5.3): Exited never fires
-	}
-	go func() {
-		defer unix.Close(fd)
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, 200)
-			select {
-			case <-a.done:
-				return
-			default:
-			}
-			if n > 0 || err != nil && !errors.Is(err, unix.EINTR) {
-				close(a.exited)
-				return
-			}
-		}
-	}()
-	return nil
 }
 
 // Sites returns the sites being counted; Bucket.Site indexes it.

@@ -16,7 +16,6 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
-	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
 )
@@ -98,7 +97,7 @@ func Attach(ctx context.Context, sites []Site, opts Options) (_ *Tracer, err err
 		return nil, bpfError("read ring buffer", err)
 	}
 
-	exes := make(map[string]*link.Executable)
+	up := &uprober{pid: opts.PID}
 	for i := range ps {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -130,31 +129,16 @@ func Attach(ctx context.Context, sites []Site, opts Options) (_ *Tracer, err err
 		}
 		t.progs = append(t.progs, prog)
 
-		file := sites[i].File
-		ex := exes[file]
-		if ex == nil {
-			if ex, err = link.OpenExecutable(file); err != nil {
-				return nil, fmt.Errorf("usdt: %w", err)
-			}
-			exes[file] = ex
-		}
-		l, err := ex.Uprobe("", prog, &link.UprobeOptions{
-			Address:      s.probe.FileOffset,
-			PID:          opts.PID,
-			RefCtrOffset: s.probe.SemaphoreOffset,
-		})
+		l, err := up.attach(sites[i].File, s.probe, prog)
 		if err != nil {
-			if opts.PID != 0 && errors.Is(err, unix.ESRCH) {
-				return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, opts.PID)
-			}
-			return nil, bpfError(fmt.Sprintf("attach uprobe for probe %s at %s+%#x", s.probe, file, s.probe.FileOffset), err)
+			return nil, err
 		}
 		t.linksMu.Lock()
 		t.links = append(t.links, l)
 		t.linksMu.Unlock()
 	}
 	if opts.PID != 0 {
-		if err := t.watch(opts.PID); err != nil {
+		if err := watchExit(opts.PID, t.done, func() { _ = t.Stop() }); err != nil {
 			return nil, err
 		}
 	}
@@ -192,34 +176,6 @@ func bpfError(op string, err error) error {
 		return fmt.Errorf("usdt: %s: %w: the kernel lacks a feature (ring buffers need Linux 5.8): %w", op, ErrNotSupported, err)
 	}
 	return fmt.Errorf("usdt: %s: %w", op, err)
-}
-
-// watch stops the trace when process pid exits.
-func (t *Tracer) watch(pid int) error {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
-		}
-		return nil // no pidfd (Linux < 5.3): the trace then runs until stopped
-	}
-	go func() {
-		defer unix.Close(fd)
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, 200)
-			select {
-			case <-t.done:
-				return
-			default:
-			}
-			if n > 0 || err != nil && !errors.Is(err, unix.EINTR) {
-				_ = t.Stop()
-				return
-			}
-		}
-	}()
-	return nil
 }
 
 // Sites returns the sites being traced; Event.Site indexes it.
