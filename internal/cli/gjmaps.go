@@ -18,6 +18,7 @@ import (
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/jcmd"
 	"github.com/jvmkit/jvmkit/perfmap"
+	"github.com/jvmkit/jvmkit/perfmap/jitlog"
 )
 
 // GjmapsMain runs gjmaps with the given arguments (without the program name) and returns the exit status.
@@ -37,6 +38,8 @@ type gjmaps struct {
 	agentOptions   string
 	jsonOut        bool
 	clean          bool
+	logPath        string
+	duration       time.Duration
 
 	uid, gid int // the maps' owner
 }
@@ -66,6 +69,9 @@ Strategies (--strategy):
 perf-map-agent's unfoldall; --annotate suffixes compiled Java frames "_[j]" and inlined ones "_[i]",
 which flame graphs colour.
 
+--log FILE then records the JVMs' JIT code loads and unloads into a timestamped log until --duration
+has passed or SIGINT (jvmkit symbolize names perf samples by it, code the JIT replaced included).
+
 Exit status: 0 ok, 1 a JVM failed (the others are still done), 2 usage, 130 interrupted.`,
 		Args:          cobra.NoArgs,
 		Version:       version(),
@@ -83,6 +89,8 @@ Exit status: 0 ok, 1 a JVM failed (the others are still done), 2 usage, 130 inte
 	f.StringVar(&g.agentOptions, "agent-options", "", "agent strategy: extra options for the agent (perf-map-agent's: msig, sourcepos, dottedclass, ...)")
 	f.BoolVar(&g.jsonOut, "json", false, "print results as JSON (schema jvmkit.gjmaps/v1)")
 	f.BoolVar(&g.clean, "clean", false, "remove the maps gjmaps would write (regular files owned by root only)")
+	f.StringVar(&g.logPath, "log", "", "then record a timestamped JIT log of the JVMs into this new file (see jvmkit jitlog record) until --duration or SIGINT")
+	f.DurationVar(&g.duration, "duration", 0, "with --log: stop recording after this long")
 	return cmd
 }
 
@@ -116,6 +124,12 @@ func (g *gjmaps) run(cmd *cobra.Command, _ []string) error {
 			return usagef("--agent: %v", err)
 		}
 		g.agentPath = abs
+	}
+	if g.logPath != "" && g.clean {
+		return usagef("--log and --clean exclude each other")
+	}
+	if g.duration != 0 && g.logPath == "" || g.duration < 0 {
+		return usagef("--duration needs --log and a positive duration")
 	}
 	var err error
 	if g.uid, g.gid, err = parseOwner(g.owner); err != nil {
@@ -154,6 +168,15 @@ func (g *gjmaps) run(cmd *cobra.Command, _ []string) error {
 			JVMs   []mapResult `json:"jvms"`
 		}{"jvmkit.gjmaps/v1", results}); err != nil {
 			return err
+		}
+	}
+	if g.logPath != "" && len(pids) > 0 {
+		st, err := recordLog(ctx, g.stderr, "gjmaps", g.logPath, pids, jitlog.RecordOptions{Duration: g.duration})
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+		for _, j := range st.JVMs {
+			failed = failed || j.Err != ""
 		}
 	}
 	if failed {

@@ -107,12 +107,12 @@ with a warning.`,
 func (a *jvmkit) jitlogCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "jitlog",
-		Short: "Read timestamped JIT logs: dump records, write perf maps as of a time",
+		Short: "Record timestamped JIT logs, dump their records, write perf maps as of a time",
 		Long: `jitlog reads timestamped JIT logs, the records of a JVM's JIT code loads and unloads with their
 CLOCK_MONOTONIC times (see jvmkit symbolize). Times are nanoseconds or seconds as perf script prints
 them (8376.267134341).`,
 	}
-	cmd.AddCommand(a.jitlogDumpCmd(), a.jitlogPerfmapCmd())
+	cmd.AddCommand(a.jitlogDumpCmd(), a.jitlogPerfmapCmd(), a.jitlogRecordCmd())
 	return cmd
 }
 

@@ -14,6 +14,8 @@ func TestMain(m *testing.M) {
 		os.Exit(writerHelper())
 	case "jitdump":
 		os.Exit(jitdumpHelper())
+	case "recorder":
+		os.Exit(recorderHelper())
 	}
 	testutil.Main(m)
 }

@@ -1,0 +1,56 @@
+package jitlog
+
+import (
+	"log/slog"
+	"time"
+)
+
+// RecordOptions tune RecordJVMs.
+type RecordOptions struct {
+	// Duration ends the recording after this long; 0 records until the context is done or every JVM
+	// has exited.
+	Duration time.Duration
+	// Jitdump, when not empty, is a directory in which RecordJVMs also writes a live jitdump for perf
+	// inject --jit (CreateJitdump: jit-<recorder pid>.dump, records carrying the JVMs' pids), with the
+	// code of each load read from the JVM (zeros where it could not be read). The SNAPSHOT entries go
+	// in too, timestamped at the snapshot.
+	Jitdump string
+	// Snapshot chooses the snapshot taken after the probes are attached: "vmstructs" (the default,
+	// reads the code cache from the JVM's memory; falls back to Compiler.perfmap when that fails),
+	// "perfmap" (jcmd Compiler.perfmap), or "none".
+	Snapshot string
+	// StringSize is the most bytes copied of each probe string (class, method, signature); default
+	// 1024. A cut name differs from the snapshot's name of the same code.
+	StringSize int
+	// Ready, when not nil, is called once every JVM's probes are attached and its snapshot appended
+	// and flushed: from then on, the log names the JVMs' code.
+	Ready func()
+	// Logger receives warnings (a JVM that cannot be recorded, dropped events); nil discards them.
+	Logger *slog.Logger
+}
+
+// RecordStats count what RecordJVMs did, per JVM.
+type RecordStats struct {
+	JVMs []JVMRecordStats `json:"jvms"`
+	// Jitdump is the path of the jitdump file, with RecordOptions.Jitdump.
+	Jitdump string `json:"jitdump,omitempty"`
+}
+
+// JVMRecordStats count what RecordJVMs did for one JVM.
+type JVMRecordStats struct {
+	PID      int    `json:"pid"`
+	Snapshot int    `json:"snapshot"`         // SNAPSHOT records
+	Source   string `json:"source,omitempty"` // the snapshot's source
+	Loads    int    `json:"loads"`
+	Unloads  int    `json:"unloads"`
+	// FullSize counts the loads logged with the size of the whole code (the stub section included, as
+	// the snapshot and Compiler.perfmap have it), read from the code cache; the others have the
+	// probe's insts_size.
+	FullSize int `json:"full_size"`
+	// CodeRead counts the jitdump loads with their code read from the JVM.
+	CodeRead int `json:"code_read,omitempty"`
+	// Drops are the probe events lost because the ring buffer was full: code the log may miss.
+	Drops uint64 `json:"drops"`
+	// Err is why this JVM was not (or not fully) recorded; the others go on.
+	Err string `json:"error,omitempty"`
+}

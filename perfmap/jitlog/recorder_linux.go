@@ -1,0 +1,540 @@
+package jitlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jvmkit/jvmkit/perfmap"
+	"github.com/jvmkit/jvmkit/usdt"
+	"github.com/jvmkit/jvmkit/usdt/hotspot"
+	"github.com/jvmkit/jvmkit/vmstructs"
+)
+
+// RecordJVMs records the JIT code of the HotSpot JVMs pids into w until ctx is done, opts.Duration has
+// passed or every JVM has exited. For each JVM, in this order: it attaches to the probes
+// hotspot:compiled__method__load and unload, takes a snapshot of the code cache (SNAPSHOT records at
+// the snapshot's start time), then streams each load (LOAD) and unload (UNLOAD) as it comes. Attaching
+// first means that no code falls between the snapshot and the stream: code loaded during the snapshot
+// is in both, and the resolver keeps one.
+//
+// Loads are logged with the size of the whole code, stub section included, which the code cache says
+// (the size of the snapshot and of Compiler.perfmap, so that samples in the stubs are named too and
+// the two records of the same code agree); where the code cache cannot be read in time (the code was
+// already freed), with the probe's insts_size, which lacks the stubs. Names are JavaName's with
+// parameters and return type, those of the snapshot.
+//
+// A JVM that cannot be recorded (not HotSpot, no probes, gone) is reported in its JVMRecordStats and
+// the others are recorded; RecordJVMs fails only when none can be. It flushes w after the snapshots and at
+// the end but does not close it: give the Writer a FlushInterval to bound what a killed recorder loses.
+// It needs root (uprobes, and reading the JVMs' memory).
+func RecordJVMs(ctx context.Context, pids []int, w *Writer, opts RecordOptions) (RecordStats, error) {
+	var stats RecordStats
+	if len(pids) == 0 {
+		return stats, errors.New("jitlog: record: no JVM given")
+	}
+	switch opts.Snapshot {
+	case "":
+		opts.Snapshot = "vmstructs"
+	case "vmstructs", "perfmap", "none":
+	default:
+		return stats, fmt.Errorf("jitlog: record: snapshot %q is not vmstructs, perfmap or none", opts.Snapshot)
+	}
+	if opts.StringSize == 0 {
+		opts.StringSize = 1024
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Duration)
+		defer cancel()
+	}
+	r := &recorder{w: w, log: log, opts: opts}
+	if opts.Jitdump != "" {
+		jf, err := CreateJitdump(opts.Jitdump, JitdumpOptions{})
+		if err != nil {
+			return stats, fmt.Errorf("jitlog: record: %w", err)
+		}
+		r.jd = jf
+		stats.Jitdump = jf.Path()
+	}
+
+	var jvms []*jvmRecorder
+	var errs []error
+	for _, pid := range pids {
+		if ctx.Err() != nil {
+			break
+		}
+		j, err := r.start(ctx, pid)
+		if err != nil {
+			err = fmt.Errorf("process %d: %w", pid, err)
+			log.Warn("not recording", "pid", pid, "err", err)
+			errs = append(errs, err)
+			stats.JVMs = append(stats.JVMs, JVMRecordStats{PID: pid, Err: err.Error()})
+			continue
+		}
+		jvms = append(jvms, j)
+	}
+	var wg sync.WaitGroup
+	for _, j := range jvms {
+		wg.Go(j.stream)
+	}
+	ferr := w.Flush()
+	if len(jvms) > 0 && ferr == nil && opts.Ready != nil {
+		opts.Ready()
+	}
+	if len(jvms) == 0 || ferr != nil {
+		ctx = canceled
+	}
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		for _, j := range jvms {
+			_ = j.tr.Stop() // Read then drains the ring buffer and returns io.EOF
+		}
+		<-done
+	}
+	var runErrs []error
+	for _, j := range jvms {
+		if d, err := j.tr.Drops(); err == nil {
+			for _, n := range d {
+				j.stats.Drops += n
+			}
+		}
+		if j.stats.Drops > 0 {
+			log.Warn("probe events lost (ring buffer full): the log may miss code", "pid", j.pid, "drops", j.stats.Drops)
+		}
+		if j.err != nil {
+			j.stats.Err = j.err.Error()
+			runErrs = append(runErrs, fmt.Errorf("process %d: %w", j.pid, j.err))
+		}
+		runErrs = append(runErrs, j.close())
+		stats.JVMs = append(stats.JVMs, j.stats)
+	}
+	runErrs = append(runErrs, ferr, w.Flush())
+	if r.jd != nil {
+		runErrs = append(runErrs, r.jd.Close())
+	}
+	r.mu.Lock()
+	runErrs = append(runErrs, r.werr, r.jdErr)
+	r.mu.Unlock()
+	if len(jvms) == 0 {
+		// A JVM that could not be recorded is an error only when none could: otherwise it is in the
+		// stats, and the others' log is good.
+		runErrs = append(errs, runErrs...)
+	}
+	if err := errors.Join(runErrs...); err != nil {
+		return stats, fmt.Errorf("jitlog: record: %w", err)
+	}
+	return stats, nil
+}
+
+var canceled = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// recorder is what the JVMs' streams share: the log and the jitdump.
+type recorder struct {
+	w    *Writer
+	log  *slog.Logger
+	opts RecordOptions
+
+	mu    sync.Mutex // the jitdump, and the errors
+	jd    *JitdumpFile
+	jdErr error
+	werr  error
+}
+
+func (r *recorder) append(recs ...Record) {
+	if err := r.w.Append(recs...); err != nil {
+		r.mu.Lock()
+		if r.werr == nil {
+			r.werr = err
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *recorder) codeLoad(l CodeLoad) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.jd == nil || r.jdErr != nil {
+		return
+	}
+	if err := r.jd.CodeLoad(l); err != nil {
+		r.jdErr = err
+		return
+	}
+	// perf inject reads the file after the recording; flushed per load, a killed recorder's dump is
+	// complete but for the last record.
+	if err := r.jd.Flush(); err != nil {
+		r.jdErr = err
+	}
+}
+
+// jvmRecorder records one JVM.
+type jvmRecorder struct {
+	r    *recorder
+	pid  int
+	tr   *usdt.Tracer
+	load map[int]bool // site index -> a load site (else unload)
+	vm   *vmstructs.JVM
+	cc   *vmstructs.CodeCache
+	ccN  int // loads looked up with cc, to renew it (and its caches) now and then
+	err  error
+
+	live     map[uint64]liveCode // by start
+	seq      uint64
+	pending  []pendingUnload
+	stateOff int64 // offset of nmethod::_state; 0 not looked up yet, -1 none
+	stats    JVMRecordStats
+}
+
+func (r *recorder) start(ctx context.Context, pid int) (*jvmRecorder, error) {
+	mods, err := usdt.Modules(ctx, pid)
+	if err != nil {
+		return nil, err
+	}
+	sites, err := hotspot.Sites(mods, "compiled__method__load", "compiled__method__unload")
+	if err != nil {
+		return nil, err
+	}
+	tr, err := usdt.Attach(ctx, sites, usdt.Options{PID: pid, StringSize: r.opts.StringSize, BufferSize: 4 << 20})
+	if err != nil {
+		return nil, err
+	}
+	j := &jvmRecorder{r: r, pid: pid, tr: tr, load: map[int]bool{}, stats: JVMRecordStats{PID: pid}}
+	for i, s := range tr.Sites() {
+		j.load[i] = s.Probe.Name == "compiled__method__load"
+	}
+	// The JVM's memory, for the sizes of loaded code and the snapshot. Without it the log still has
+	// every load, with insts_size.
+	if vm, err := vmstructs.Open(ctx, pid); err != nil {
+		r.log.Warn("cannot read the JVM's code cache: loads get the probe's size (without stubs)", "pid", pid, "err", err)
+	} else {
+		j.vm = vm
+		if j.cc, err = vm.CodeCache(); err != nil {
+			r.log.Warn("cannot read the JVM's code cache: loads get the probe's size (without stubs)", "pid", pid, "err", err)
+		}
+	}
+	if err := j.snapshot(ctx); err != nil {
+		r.log.Warn("no snapshot: code loaded before the recording is not in the log", "pid", pid, "err", err)
+		j.stats.Err = "snapshot: " + err.Error()
+	}
+	return j, nil
+}
+
+// snapshot appends the JVM's code cache as SNAPSHOT records stamped with the time the walk began.
+func (j *jvmRecorder) snapshot(ctx context.Context) error {
+	t := monotonicNow()
+	var entries []perfmap.Entry
+	var err error
+	src := SourceVMStructs
+	switch j.r.opts.Snapshot {
+	case "none":
+		return nil
+	case "vmstructs":
+		if j.cc != nil {
+			entries, err = blobEntries(j.cc)
+			if err == nil {
+				break
+			}
+			j.r.log.Warn("vmstructs snapshot failed, trying Compiler.perfmap", "pid", j.pid, "err", err)
+		}
+		fallthrough
+	case "perfmap":
+		t = monotonicNow()
+		src = SourcePerfMap
+		entries, err = perfmap.FromJcmd(ctx, j.pid)
+	}
+	if err != nil {
+		return err
+	}
+	recs := make([]Record, 0, len(entries))
+	for _, e := range entries {
+		recs = append(recs, Record{Time: t, PID: j.pid, Kind: Snapshot, Start: e.Start, Size: e.Size, Name: e.Name, Source: src})
+	}
+	j.r.append(recs...)
+	for _, e := range entries {
+		j.addLive(e.Start, e.Size, e.Name)
+	}
+	j.stats.Snapshot, j.stats.Source = len(recs), src
+	if j.r.jd != nil {
+		for _, e := range entries {
+			j.jitdump(t, j.pid, e.Start, e.Size, e.Name)
+		}
+	}
+	return nil
+}
+
+// blobEntries is perfmap.FromVMStructs on an open code cache: every blob under Compiler.perfmap's name.
+func blobEntries(cc *vmstructs.CodeCache) ([]perfmap.Entry, error) {
+	blobs, err := cc.Blobs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]perfmap.Entry, 0, len(blobs))
+	for i := range blobs {
+		if b := &blobs[i]; b.End > b.Start {
+			out = append(out, perfmap.Entry{Start: b.Start, Size: b.End - b.Start, Name: b.Label()})
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty code cache")
+	}
+	return out, nil
+}
+
+func (j *jvmRecorder) jitdump(t uint64, tid int, start, size uint64, name string) {
+	code, err := ReadCode(j.pid, start, size)
+	if err != nil {
+		code = nil // zeros: perf names samples without the code
+	} else {
+		j.stats.CodeRead++
+	}
+	j.r.codeLoad(CodeLoad{Time: t, PID: j.pid, TID: tid, Addr: start, Size: size, Name: name, Code: code})
+}
+
+// liveCode is code the recorder believes live, to find which of several nmethods of one name an
+// UNLOAD (names only) is about.
+type liveCode struct {
+	name string
+	size uint64
+	seq  uint64 // load order
+}
+
+// pendingUnload is an UNLOAD whose code is not found yet: several nmethods of its name are live
+// (tier 3 and tier 4, OSR, a recompilation) and none was seen freed.
+type pendingUnload struct {
+	rec      Record
+	cands    []uint64
+	deadline time.Time
+}
+
+// unloadWait bounds how long an UNLOAD waits for its code to be freed (JDK 21+ frees unlinked
+// nmethods at the end of the same collection) before it is logged without an address, for the
+// resolver to match by name.
+const unloadWait = 2 * time.Second
+
+// stream turns probe events into records until the tracer ends (Stop, or the JVM's exit).
+func (j *jvmRecorder) stream() {
+	events := make(chan usdt.Event, 256)
+	go func() {
+		defer close(events)
+		for {
+			ev, err := j.tr.Read()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					j.err = err
+				}
+				return
+			}
+			events <- ev
+		}
+	}()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				j.resolvePending(true)
+				return
+			}
+			j.event(&ev)
+		case <-tick.C:
+			j.resolvePending(false)
+		}
+	}
+}
+
+func (j *jvmRecorder) event(ev *usdt.Event) {
+	e, err := hotspot.Decode(ev)
+	if err != nil {
+		return
+	}
+	m, ok := e.(*hotspot.CompiledMethod)
+	if !ok {
+		return
+	}
+	name := JavaName(m.Class, m.Method, m.Signature, NameOptions{Params: true, Return: true})
+	if !j.load[ev.Site] {
+		j.stats.Unloads++
+		j.unload(Record{Time: m.Time, PID: j.pid, Kind: Unload, Name: name, Source: SourceUSDT})
+		return
+	}
+	j.stats.Loads++
+	size := m.Size
+	if full, ok := j.codeSize(m.Code, name); ok {
+		size = full
+		j.stats.FullSize++
+	}
+	j.addLive(m.Code, size, name)
+	j.r.append(Record{Time: m.Time, PID: j.pid, Kind: Load, Start: m.Code, Size: size, Name: name, Source: SourceUSDT})
+	if j.r.jd != nil {
+		j.jitdump(m.Time, m.TID, m.Code, size, name)
+	}
+}
+
+func (j *jvmRecorder) addLive(start, size uint64, name string) {
+	if j.live == nil {
+		j.live = map[uint64]liveCode{}
+	}
+	for a, c := range j.live {
+		if a < end(start, size) && start < end(a, c.size) {
+			delete(j.live, a) // the JIT reused the memory: that code is gone
+		}
+	}
+	j.seq++
+	j.live[start] = liveCode{name: name, size: size, seq: j.seq}
+}
+
+// unload logs an UNLOAD with the address of its code when the recorder can tell which code it is:
+// the one live nmethod of the name, or the one that the code cache no longer has.
+func (j *jvmRecorder) unload(rec Record) {
+	var cands []uint64
+	for a, c := range j.live {
+		if c.name == rec.Name {
+			cands = append(cands, a)
+		}
+	}
+	switch len(cands) {
+	case 0:
+		j.r.append(rec) // code of before the snapshot, or missed: the resolver matches by name
+		return
+	case 1:
+		j.emitUnload(rec, cands[0])
+		return
+	}
+	p := pendingUnload{rec: rec, cands: cands, deadline: time.Now().Add(unloadWait)}
+	if !j.tryUnload(&p, false) {
+		j.pending = append(j.pending, p)
+	}
+}
+
+func (j *jvmRecorder) resolvePending(final bool) {
+	kept := j.pending[:0]
+	for i := range j.pending {
+		p := j.pending[i]
+		if !j.tryUnload(&p, final || time.Now().After(p.deadline)) {
+			kept = append(kept, p)
+		}
+	}
+	j.pending = kept
+}
+
+// tryUnload logs p if one of its candidates is gone from the code cache, or, with force, anyway: for
+// the oldest candidate, as the resolver would guess from the name.
+func (j *jvmRecorder) tryUnload(p *pendingUnload, force bool) bool {
+	best, found := uint64(0), false
+	for _, a := range p.cands {
+		c, ok := j.live[a]
+		if ok && c.name == p.rec.Name && !j.dead(a, c.name) {
+			continue
+		}
+		if !found || ok && c.seq < j.live[best].seq {
+			best, found = a, true
+		}
+	}
+	if found {
+		j.emitUnload(p.rec, best)
+		return true
+	}
+	if !force {
+		return false
+	}
+	oldest, first := uint64(0), true
+	for _, a := range p.cands {
+		if c, ok := j.live[a]; ok && c.name == p.rec.Name && (first || c.seq < j.live[oldest].seq) {
+			oldest, first = a, false
+		}
+	}
+	if first {
+		j.r.append(p.rec)
+	} else {
+		j.emitUnload(p.rec, oldest)
+	}
+	return true
+}
+
+func (j *jvmRecorder) emitUnload(rec Record, start uint64) {
+	if c, ok := j.live[start]; ok && c.name == rec.Name {
+		rec.Start, rec.Size = start, c.size
+		delete(j.live, start)
+	}
+	j.r.append(rec)
+}
+
+// dead tells whether the nmethod named name at start is no longer live: freed (the code cache has no
+// such blob there) or, on JDKs with a sweeper (up to 20), in state zombie or unloaded.
+func (j *jvmRecorder) dead(start uint64, name string) bool {
+	if j.vm == nil || j.cc == nil {
+		return false
+	}
+	b, err := j.cc.FindBlob(start)
+	if err != nil {
+		return false
+	}
+	if b == nil || b.Start != start || b.Label() != name {
+		return true
+	}
+	if j.stateOff == 0 {
+		j.stateOff = -1
+		if f, ok := j.vm.Table.Field("nmethod", "_state"); ok && !f.Static {
+			j.stateOff = int64(f.Offset)
+		}
+	}
+	if j.stateOff > 0 {
+		var st [1]byte
+		// JDK 17: not_installed -1, in_use 0, not_used 1, not_entrant 2, zombie 3, unloaded 4; JDK 21+
+		// has only -1 to 1 (no zombies: nmethods are freed at once).
+		if _, err := j.vm.Mem.ReadAt(st[:], b.BlobAddr+uint64(j.stateOff)); err == nil && int8(st[0]) >= 3 {
+			return true
+		}
+	}
+	return false
+}
+
+// codeSize returns the size of the code of the nmethod named name that starts at addr, stubs
+// included, if it is still there: the code cache's view is renewed when it does not find it (a code
+// heap grew, or a cached method name is stale).
+func (j *jvmRecorder) codeSize(addr uint64, name string) (uint64, bool) {
+	if j.vm == nil {
+		return 0, false
+	}
+	for try := 0; try < 2; try++ {
+		if j.cc == nil || j.ccN >= 10000 || try > 0 {
+			cc, err := j.vm.CodeCache()
+			if err != nil {
+				return 0, false
+			}
+			j.cc, j.ccN = cc, 0
+		}
+		j.ccN++
+		b, err := j.cc.FindBlob(addr)
+		if err == nil && b != nil && b.Start == addr && b.End > addr && b.Label() == name {
+			return b.End - b.Start, true
+		}
+	}
+	return 0, false
+}
+
+func (j *jvmRecorder) close() error {
+	err := j.tr.Close()
+	if j.vm != nil {
+		err = errors.Join(err, j.vm.Close())
+	}
+	return err
+}
