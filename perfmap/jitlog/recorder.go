@@ -43,6 +43,11 @@ type JVMRecordStats struct {
 	Source   string `json:"source,omitempty"` // the snapshot's source
 	Loads    int    `json:"loads"`
 	Unloads  int    `json:"unloads"`
+	// Ambiguous counts the unloads left out of the log: the recorder could not tell which code was
+	// freed (none of the method's live versions left the code cache in time, or it held none). Such
+	// code stays live in the log, which names nothing wrongly: freed code runs no more, and code loaded
+	// where it was replaces it.
+	Ambiguous int `json:"ambiguous,omitempty"`
 	// FullSize counts the loads logged with the size of the whole code (the stub section included, as
 	// the snapshot and Compiler.perfmap have it), read from the code cache; the others have the
 	// probe's insts_size.

@@ -323,10 +323,10 @@ type pendingUnload struct {
 	deadline time.Time
 }
 
-// unloadWait bounds how long an UNLOAD waits for its code to be freed (JDK 21+ frees unlinked
-// nmethods at the end of the same collection) before it is logged without an address, for the
-// resolver to match by name.
-const unloadWait = 2 * time.Second
+// unloadWait bounds how long an UNLOAD of a method with several live versions waits for one of them to
+// be freed (JDK 21+ frees unlinked nmethods at the end of the same collection) before it is counted as
+// ambiguous and left out.
+const unloadWait = 10 * time.Second
 
 // stream turns probe events into records until the tracer ends (Stop, or the JVM's exit).
 func (j *jvmRecorder) stream() {
@@ -410,14 +410,15 @@ func (j *jvmRecorder) unload(rec Record) {
 			cands = append(cands, a)
 		}
 	}
-	switch len(cands) {
-	case 0:
-		j.r.append(rec) // code of before the snapshot, or missed: the resolver matches by name
-		return
-	case 1:
-		j.emitUnload(rec, cands[0])
+	if len(cands) == 0 {
+		// Code the recorder no longer holds live (a later load took its place) or never saw. An
+		// UNLOAD by name alone would have the resolver close the oldest live code of that name, which
+		// may be the version that runs now: left out.
+		j.stats.Ambiguous++
 		return
 	}
+	// Even a single candidate is checked against the code cache: the version freed may be one the
+	// recorder no longer holds.
 	p := pendingUnload{rec: rec, cands: cands, deadline: time.Now().Add(unloadWait)}
 	if !j.tryUnload(&p, false) {
 		j.pending = append(j.pending, p)
@@ -435,8 +436,8 @@ func (j *jvmRecorder) resolvePending(final bool) {
 	j.pending = kept
 }
 
-// tryUnload logs p if one of its candidates is gone from the code cache, or, with force, anyway: for
-// the oldest candidate, as the resolver would guess from the name.
+// tryUnload logs p if one of its candidates is gone from the code cache. With force, when none is, p
+// is counted as ambiguous and left out (see JVMRecordStats.Ambiguous).
 func (j *jvmRecorder) tryUnload(p *pendingUnload, force bool) bool {
 	best, found := uint64(0), false
 	for _, a := range p.cands {
@@ -455,25 +456,21 @@ func (j *jvmRecorder) tryUnload(p *pendingUnload, force bool) bool {
 	if !force {
 		return false
 	}
-	oldest, first := uint64(0), true
-	for _, a := range p.cands {
-		if c, ok := j.live[a]; ok && c.name == p.rec.Name && (first || c.seq < j.live[oldest].seq) {
-			oldest, first = a, false
-		}
-	}
-	if first {
-		j.r.append(p.rec)
-	} else {
-		j.emitUnload(p.rec, oldest)
-	}
+	// Guessing (the oldest version, say) closes code that may still run: its samples would go unnamed
+	// or to the wrong method. Leaving the unload out keeps a freed version live in the log instead,
+	// which names nothing wrongly.
+	j.stats.Ambiguous++
 	return true
 }
 
 func (j *jvmRecorder) emitUnload(rec Record, start uint64) {
-	if c, ok := j.live[start]; ok && c.name == rec.Name {
-		rec.Start, rec.Size = start, c.size
-		delete(j.live, start)
+	c, ok := j.live[start]
+	if !ok || c.name != rec.Name {
+		j.stats.Ambiguous++ // already replaced in the log by a load at that address
+		return
 	}
+	rec.Start, rec.Size = start, c.size
+	delete(j.live, start)
 	j.r.append(rec)
 }
 
