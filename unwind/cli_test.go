@@ -68,7 +68,7 @@ func openLive(t *testing.T, pid int) (*vmstructs.JVM, *unwind.Walker) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	w, err := unwind.New(j, unwind.Options{Native: unwind.NewProcessSymbols(pid)})
+	w, err := unwind.New(j, unwind.Options{Native: unwind.NewProcessSymbols(pid), NearTop: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestCoreMatchesLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer jc.Close()
-		wc, err := unwind.New(jc, unwind.Options{Native: unwind.NewFileSymbols(unwind.CoreMappings(jc.Core().Files()), "")})
+		wc, err := unwind.New(jc, unwind.Options{Native: unwind.NewFileSymbols(unwind.CoreMappings(jc.Core().Files()), ""), NearTop: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -145,6 +145,11 @@ func TestStoppedThreadsMatchJhsdb(t *testing.T) {
 			testutil.Skipf(t, "%s has no jhsdb: %v", jdk, err)
 		}
 		jvm, w := liveJVM(t, jdk, "Unwind", unwindArgs)
+		// The top compiled frame named as jhsdb names it (see Options.NearTop).
+		w, err := New(w.JVM(), Options{Native: NewProcessSymbols(jvm.PID), Kernel: &KernelSymbols{}, NearTop: true})
+		if err != nil {
+			t.Fatal(err)
+		}
 		threads := workloadThreads(t, w, "uw-")
 		if len(threads) != len(unwindShapes) {
 			t.Fatalf("workload threads: %v", threads)
@@ -199,9 +204,8 @@ func TestStoppedThreadsMatchJhsdb(t *testing.T) {
 					continue
 				}
 				compared++
-				// Below the top compiled frame both must agree exactly. For the top compiled frame
-				// itself, jhsdb takes the debug information at or before the pc, HotSpot (and we) the
-				// one after it (forte.cpp), so its line and inlined frames may differ.
+				// Below the top compiled frame both must agree exactly; the top compiled frame too, as
+				// the walker uses jhsdb's rule for it here (Options.NearTop).
 				below := mine[group:]
 				n := len(below)
 				same := len(ref) >= n && (group > 0 || len(ref) == n)
@@ -217,6 +221,8 @@ func TestStoppedThreadsMatchJhsdb(t *testing.T) {
 					topGroups++
 					if len(ref) == len(mine) && fmt.Sprint(mine[:group]) == fmt.Sprint(ref[:group]) {
 						topExact++
+					} else {
+						t.Errorf("round %d: %s: top compiled frame differs:\n ours:  %v\n jhsdb: %v", round, name, mine, ref)
 					}
 				}
 				if same {

@@ -28,6 +28,10 @@ type Options struct {
 	Kernel Symbolizer
 	// Logger, if set, gets diagnostics (thread list refreshes that failed, layout problems).
 	Logger *slog.Logger
+	// NearTop names the inlining of a top compiled frame as jhsdb jstack does (the debug information at
+	// or before its pc, vmstructs.CodeCache.ScopesNear) instead of as AsyncGetCallTrace does (the first
+	// after it). Only the top frame of a stopped thread, outside calls and safepoints, can differ.
+	NearTop bool
 }
 
 // Walker walks the stacks of one JVM's threads. It caches what it reads of the code cache and of
@@ -747,7 +751,13 @@ func (w *Walker) compiledFrames(bi *blobInfo, pc uint64, top bool) []Frame {
 	if fs, ok := w.scopes[k]; ok {
 		return fs
 	}
-	scopes, err := w.cc.Scopes(b, pc, top)
+	var scopes []vmstructs.Scope
+	var err error
+	if top && w.opts.NearTop {
+		scopes, err = w.cc.ScopesNear(b, pc)
+	} else {
+		scopes, err = w.cc.Scopes(b, pc, top)
+	}
 	var fs []Frame
 	if err != nil && len(scopes) == 0 {
 		name := javaName(b.MethodName)

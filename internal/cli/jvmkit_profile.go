@@ -282,7 +282,8 @@ func (a *jvmkit) profileCore(ctx context.Context, pf *profileFlags) error {
 		return err
 	}
 	defer j.Close()
-	w, err := unwind.New(j, unwind.Options{Native: unwind.NewFileSymbols(unwind.CoreMappings(j.Core().Files()), a.coreRoot)})
+	// A core is a stopped state, as jhsdb sees one: the top compiled frames named by jhsdb's rule.
+	w, err := unwind.New(j, unwind.Options{Native: unwind.NewFileSymbols(unwind.CoreMappings(j.Core().Files()), a.coreRoot), NearTop: true})
 	if err != nil {
 		return err
 	}
