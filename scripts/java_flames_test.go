@@ -144,11 +144,114 @@ func TestJavaFlames(t *testing.T) {
 
 // TestJavaFlamesUsage: bad arguments are refused with exit 2 and nothing recorded.
 func TestJavaFlamesUsage(t *testing.T) {
-	for _, args := range [][]string{{}, {"-d", "x", "-a"}, {"--bogus"}} {
+	for _, args := range [][]string{{}, {"-d", "x", "-a"}, {"--bogus"}, {"-a", "--log"}, {"-p", "1;2"}} {
 		err := exec.Command("./java-flames", args...).Run()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 			t.Errorf("java-flames %q: %v, want exit 2", args, err)
 		}
+	}
+}
+
+// jitFrames counts the frames of perf script text in perf maps: all, those with a name, and the
+// names per line index (for comparing two texts of the same samples).
+func jitFrames(text string) (total, named int, names map[int]string) {
+	names = map[int]string{}
+	for i, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "\t") && !strings.HasPrefix(line, " ") || !strings.HasSuffix(line, ".map)") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 3 || !strings.HasPrefix(f[len(f)-1], "(/tmp/perf-") {
+			continue
+		}
+		name := strings.Join(f[1:len(f)-1], " ")
+		if j := strings.LastIndex(name, "+0x"); j > 0 {
+			name = name[:j]
+		}
+		name = strings.TrimSuffix(strings.TrimSuffix(name, "_[j]"), "_[i]") // gjmaps --annotate
+		total++
+		if name != "[unknown]" {
+			named++
+		}
+		names[i] = name
+	}
+	return total, named, names
+}
+
+// TestJavaFlamesLog runs scripts/java-flames --log on JitChurn, whose JIT code is replaced and unloaded
+// all the time: the JIT log recorded around perf record names the frames that the perf map written at
+// the end names wrongly or not at all. It prints the share of perf map frames named before and after
+// jvmkit symbolize, and checks that symbolize renamed frames and that the folded stacks name JitChurn's
+// Java frames.
+func TestJavaFlamesLog(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	testutil.MustHaveTool(t, "perf")
+	bin := buildTools(t)
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "JitChurn",
+		JVMArgs: []string{"-XX:+PreserveFramePointer", "-XX:ReservedCodeCacheSize=16m", "-Xmx256m"}})
+	t.Cleanup(func() {
+		_ = exec.Command(bin+"/gjmaps", "--clean", "-p", strconv.Itoa(j.PID)).Run()
+	})
+	out := filepath.Join(t.TempDir(), "flames")
+	cmd := exec.Command("./java-flames", "-p", strconv.Itoa(j.PID), "-d", "5", "-F", "199", "--log", "-o", out)
+	cmd.Env = append(os.Environ(), "JVMKIT_BIN="+bin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("java-flames --log: %v\n%s", err, stderr.String())
+	}
+	t.Logf("java-flames --log: %s%s", stdout, stderr.String())
+	if !strings.Contains(stderr.String(), "loads") {
+		t.Errorf("java-flames --log did not print the recorder's summary")
+	}
+
+	read := func(name string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	raw, symd := read("perf.raw.script"), read("perf.script")
+	total, rawNamed, rawNames := jitFrames(raw)
+	total2, logNamed, logNames := jitFrames(symd)
+	if total != total2 || strings.Count(raw, "\n") != strings.Count(symd, "\n") {
+		t.Fatalf("symbolize changed the layout: %d perf map frames before, %d after", total, total2)
+	}
+	var renamed, corrected int
+	for i, before := range rawNames {
+		if after := logNames[i]; after != before {
+			renamed++
+			if before != "[unknown]" {
+				corrected++ // the end-of-profile map named other code
+			}
+		}
+	}
+	pct := func(n int) float64 { return 100 * float64(n) / float64(max(total, 1)) }
+	t.Logf("%d perf map frames: named %.1f%% by the map alone, %.1f%% with the log; symbolize renamed %d (%.1f%%), %d of them named otherwise by the map",
+		total, pct(rawNamed), pct(logNamed), renamed, pct(renamed), corrected)
+	if total == 0 || renamed == 0 || logNamed < rawNamed {
+		t.Errorf("symbolize renamed %d of %d perf map frames (named: %d before, %d after)", renamed, total, rawNamed, logNamed)
+	}
+
+	var weight, churn int64
+	for _, line := range strings.Split(strings.TrimSpace(read("perf.folded")), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		n, err := strconv.ParseInt(line[i+1:], 10, 64)
+		if i < 0 || err != nil {
+			t.Fatalf("bad folded line %q", line)
+		}
+		weight += n
+		if strings.Contains(line, "JitChurnHot") {
+			churn += n
+		}
+	}
+	t.Logf("folded: %.1f%% of the weight in JitChurnHot code", 100*float64(churn)/float64(max(weight, 1)))
+	if churn*5 < weight {
+		t.Errorf("folded: %d of %d in JitChurnHot frames, want at least a fifth", churn, weight)
 	}
 }
