@@ -344,7 +344,9 @@ func (j *jvmRecorder) stream() {
 			events <- ev
 		}
 	}()
-	tick := time.NewTicker(50 * time.Millisecond)
+	// Pending unloads wait for a collection to free their code: looking twice a second is enough (each
+	// look reads the code cache for every candidate), and records keep their probe times anyway.
+	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
@@ -355,7 +357,9 @@ func (j *jvmRecorder) stream() {
 			}
 			j.event(&ev)
 		case <-tick.C:
-			j.resolvePending(false)
+			if len(j.pending) > 0 {
+				j.resolvePending(false)
+			}
 		}
 	}
 }
