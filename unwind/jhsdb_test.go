@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package unwind
 
 import (
@@ -9,9 +11,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
@@ -83,9 +86,9 @@ func ourFrames(st Stack) (out []javaFrame, topGroup int) {
 // stopProcess sends SIGSTOP and waits until every thread is stopped; the cleanup sends SIGCONT.
 func stopProcess(t *testing.T, pid int) (cont func()) {
 	t.Helper()
-	cont = func() { syscall.Kill(pid, syscall.SIGCONT) }
+	cont = func() { _ = unix.Kill(pid, unix.SIGCONT) }
 	t.Cleanup(cont)
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+	if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)

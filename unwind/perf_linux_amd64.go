@@ -70,7 +70,7 @@ func NewSampler(pid int, opts SamplerOptions) (*Sampler, error) {
 	}
 	s := &Sampler{pid: pid, opts: opts, rings: map[int]*ring{}}
 	if _, err := s.sync(); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -89,7 +89,7 @@ func (s *Sampler) Close() error {
 }
 
 func (r *ring) close() {
-	unix.Munmap(r.mem)
+	_ = unix.Munmap(r.mem)
 	unix.Close(r.fd)
 }
 
@@ -361,12 +361,12 @@ func (w *Walker) Profile(ctx context.Context, opts SamplerOptions, fn func(*Samp
 	if err != nil {
 		return fmt.Errorf("unwind: %w", err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	refreshed := time.Now()
 	return s.Run(ctx, func(smp *Sample) {
 		if time.Since(refreshed) > time.Second {
 			refreshed = time.Now()
-			w.Refresh() // on failure the old view stays
+			_ = w.Refresh() // on failure the old view stays
 		}
 		st := w.Walk(smp)
 		fn(smp, &st)

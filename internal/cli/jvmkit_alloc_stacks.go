@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"sort"
@@ -268,7 +267,7 @@ func allocFolded(p *hotspot.AllocProfile, byBytes, vmFrames bool) *flame.Folded 
 }
 
 func (a *jvmkit) writeFlame(f *flame.Folded, sf *allocStackFlags, title string) (err error) {
-	var w io.Writer = a.stdout
+	w := a.stdout
 	if sf.out != "" && sf.out != "-" {
 		file, err := os.Create(sf.out)
 		if err != nil {

@@ -154,7 +154,7 @@ type profileJSONRow struct {
 }
 
 func (a *jvmkit) writeProfile(p *profileAgg, pf *profileFlags, title string) error {
-	var w io.Writer = a.stdout
+	w := a.stdout
 	var file *os.File
 	if pf.out != "" && pf.out != "-" {
 		f, err := os.Create(pf.out)
