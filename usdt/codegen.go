@@ -68,6 +68,19 @@ type progSpec struct {
 	regs       bool   // copy pt_regs (flagRegs)
 	stackSize  int    // copy up to this many bytes of the user stack (flagStack), a multiple of stackChunk; 0: none
 	sample     uint32 // record a firing with probability 1/sample; 0: every firing
+	noWakeup   bool   // submit with BPF_RB_NO_WAKEUP (Options.Batch)
+}
+
+// bpfRBNoWakeup is BPF_RB_NO_WAKEUP, the flag of bpf_ringbuf_submit and bpf_ringbuf_output that does
+// not wake the reader.
+const bpfRBNoWakeup = 1
+
+// submitFlags are the flags of the site's ring buffer submits.
+func (s *progSpec) submitFlags() int32 {
+	if s.noWakeup {
+		return bpfRBNoWakeup
+	}
+	return 0
 }
 
 // recordSize is the largest size of the site's records.
@@ -351,7 +364,7 @@ func (s *progSpec) program() (asm.Instructions, error) {
 	} else {
 		add(
 			asm.Mov.Reg(asm.R1, rec),
-			asm.Mov.Imm(asm.R2, 0),
+			asm.Mov.Imm(asm.R2, s.submitFlags()),
 			asm.FnRingbufSubmit.Call(),
 		)
 	}
@@ -415,7 +428,7 @@ func (s *progSpec) stackCopy(off, spOff int16) asm.Instructions {
 		asm.Mov.Reg(asm.R2, rec),
 		asm.Mov.Reg(asm.R3, n),
 		asm.Add.Imm(asm.R3, data),
-		asm.Mov.Imm(asm.R4, 0),
+		asm.Mov.Imm(asm.R4, s.submitFlags()),
 		asm.FnRingbufOutput.Call(),
 		asm.JNE.Imm(asm.R0, 0, "drop"),
 	)

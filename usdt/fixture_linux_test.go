@@ -93,83 +93,92 @@ func readAll(t testing.TB, tr *usdt.Tracer) []usdt.Event {
 func TestTraceFixture(t *testing.T) {
 	mustHaveBPF(t)
 	for _, f := range buildFixtures(t) {
-		t.Run(f.name, func(t *testing.T) {
-			fx := startFixture(t, f.exe)
-			ctx := context.Background()
-			mods, err := usdt.Modules(ctx, fx.pid)
-			if err != nil {
-				t.Fatal(err)
+		// Batch: the same events, read in batches without a wake-up each.
+		for _, batch := range []time.Duration{0, 50 * time.Millisecond} {
+			name := f.name
+			if batch > 0 {
+				name += "-batch"
 			}
-			if got := fx.sema(); got != 0 {
-				t.Fatalf("semaphore %d before the trace", got)
-			}
-			before := fx.fire(0)
-			for _, l := range before {
-				if strings.HasPrefix(l, "fx:sema ") {
-					t.Errorf("fx:sema fired without a tracer: %q", l)
-				}
-			}
-
-			sites := fixtureSites(t, mods, f.probe)
-			tr, err := usdt.Attach(ctx, sites, usdt.Options{PID: fx.pid})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			if got := fx.sema(); got != 1 {
-				t.Errorf("semaphore %d while tracing, want 1", got)
-			}
-			start := monotonicNow(t)
-			var lines []string
-			for _, n := range []int{1, 7, 12345} {
-				lines = append(lines, fx.fire(n)...)
-			}
-			end := monotonicNow(t)
-			if err := tr.Stop(); err != nil {
-				t.Fatal(err)
-			}
-			if got := fx.sema(); got != 0 {
-				t.Errorf("semaphore %d after the trace stopped, want 0", got)
-			}
-			fx.fire(2) // nothing may come of this
-			events := readAll(t, tr)
-
-			if len(events) != len(lines) {
-				t.Errorf("%d events, the fixture fired %d probes", len(events), len(lines))
-			}
-			multiPCs := make(map[uint64]bool)
-			last := uint64(0)
-			for i := range min(len(events), len(lines)) {
-				ev := events[i]
-				if err := checkEvent(ev, lines[i]); err != nil {
-					t.Error(err)
-				}
-				if ev.PID != fx.pid || ev.TID != fx.pid {
-					t.Errorf("event %d: pid %d tid %d, want %d", i, ev.PID, ev.TID, fx.pid)
-				}
-				if ev.Time < start || ev.Time > end || ev.Time < last {
-					t.Errorf("event %d: time %d not in [%d, %d] after %d", i, ev.Time, start, end, last)
-				}
-				last = ev.Time
-				if ev.Probe.Name == "multi" {
-					multiPCs[ev.Probe.PC] = true
-				}
-			}
-			if len(multiPCs) != 3 {
-				t.Errorf("fx:multi fired from %d sites, want 3", len(multiPCs))
-			}
-			drops, err := tr.Drops()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, d := range drops {
-				if d != 0 {
-					t.Errorf("site %d: %d drops", i, d)
-				}
-			}
-			t.Logf("%d events from %d sites, all values as passed", len(events), len(sites))
-		})
+			t.Run(name, func(t *testing.T) { traceFixture(t, f, batch) })
+		}
 	}
+}
+
+func traceFixture(t *testing.T, f fixture, batch time.Duration) {
+	fx := startFixture(t, f.exe)
+	ctx := context.Background()
+	mods, err := usdt.Modules(ctx, fx.pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fx.sema(); got != 0 {
+		t.Fatalf("semaphore %d before the trace", got)
+	}
+	before := fx.fire(0)
+	for _, l := range before {
+		if strings.HasPrefix(l, "fx:sema ") {
+			t.Errorf("fx:sema fired without a tracer: %q", l)
+		}
+	}
+
+	sites := fixtureSites(t, mods, f.probe)
+	tr, err := usdt.Attach(ctx, sites, usdt.Options{PID: fx.pid, Batch: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if got := fx.sema(); got != 1 {
+		t.Errorf("semaphore %d while tracing, want 1", got)
+	}
+	start := monotonicNow(t)
+	var lines []string
+	for _, n := range []int{1, 7, 12345} {
+		lines = append(lines, fx.fire(n)...)
+	}
+	end := monotonicNow(t)
+	if err := tr.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fx.sema(); got != 0 {
+		t.Errorf("semaphore %d after the trace stopped, want 0", got)
+	}
+	fx.fire(2) // nothing may come of this
+	events := readAll(t, tr)
+
+	if len(events) != len(lines) {
+		t.Errorf("%d events, the fixture fired %d probes", len(events), len(lines))
+	}
+	multiPCs := make(map[uint64]bool)
+	last := uint64(0)
+	for i := range min(len(events), len(lines)) {
+		ev := events[i]
+		if err := checkEvent(ev, lines[i]); err != nil {
+			t.Error(err)
+		}
+		if ev.PID != fx.pid || ev.TID != fx.pid {
+			t.Errorf("event %d: pid %d tid %d, want %d", i, ev.PID, ev.TID, fx.pid)
+		}
+		if ev.Time < start || ev.Time > end || ev.Time < last {
+			t.Errorf("event %d: time %d not in [%d, %d] after %d", i, ev.Time, start, end, last)
+		}
+		last = ev.Time
+		if ev.Probe.Name == "multi" {
+			multiPCs[ev.Probe.PC] = true
+		}
+	}
+	if len(multiPCs) != 3 {
+		t.Errorf("fx:multi fired from %d sites, want 3", len(multiPCs))
+	}
+	drops, err := tr.Drops()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range drops {
+		if d != 0 {
+			t.Errorf("site %d: %d drops", i, d)
+		}
+	}
+	t.Logf("%d events from %d sites, all values as passed", len(events), len(sites))
 }
 
 // TestTracePIDFilter runs two copies of a fixture: a trace of one pid sees only its events, a trace

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 )
 
 // Site is a probe site to trace: the file to attach to and the probe, with the strings to copy when it
@@ -42,6 +43,12 @@ type Options struct {
 	// second. A random choice, unlike every Nth firing, cannot lock onto a periodic pattern of the traced
 	// code. The uprobe's trap is paid by every firing all the same.
 	Sample int
+	// Batch, when positive, has the programs submit records without waking the reader
+	// (BPF_RB_NO_WAKEUP), and Read look at the ring buffer every Batch instead: one wake-up per batch
+	// instead of one per event, for tracers that do not need each event at once (the wake-ups, not
+	// the events, are what a reader of a few hundred events a second spends its time on). Events are
+	// delivered up to Batch late; BufferSize must hold a batch's worth.
+	Batch time.Duration
 }
 
 // MaxStackSize bounds Options.StackSize.
@@ -110,6 +117,7 @@ func specs(ctx context.Context, sites []Site, opts Options) ([]progSpec, error) 
 			pid:        uint32(opts.PID),
 			regs:       opts.Regs,
 			stackSize:  opts.StackSize,
+			noWakeup:   opts.Batch > 0,
 		}
 		if opts.Sample > 1 {
 			out[i].sample = uint32(opts.Sample)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -33,6 +34,8 @@ type Tracer struct {
 	links   []link.Link
 	rd      *ringbuf.Reader
 	rec     ringbuf.Record
+
+	batch time.Duration // Options.Batch
 
 	linksMu  sync.Mutex
 	stopping atomic.Bool
@@ -64,7 +67,7 @@ func Attach(ctx context.Context, sites []Site, opts Options) (_ *Tracer, err err
 			return nil, fmt.Errorf("usdt: probe %s in %s: %w: a %v file on %s", ps[i].probe, sites[i].File, ErrNotSupported, m, runtime.GOARCH)
 		}
 	}
-	t := &Tracer{sites: sites, specs: ps, done: make(chan struct{})}
+	t := &Tracer{sites: sites, specs: ps, done: make(chan struct{}), batch: opts.Batch}
 	defer func() {
 		if err != nil {
 			_ = t.Close()
@@ -188,7 +191,13 @@ func (t *Tracer) Read() (Event, error) {
 		if t.eof {
 			return Event{}, io.EOF
 		}
+		if t.batch > 0 {
+			t.rd.SetDeadline(time.Now().Add(t.batch))
+		}
 		if err := t.rd.ReadInto(&t.rec); err != nil {
+			if t.batch > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+				continue // nothing in this batch
+			}
 			if errors.Is(err, ringbuf.ErrFlushed) {
 				if t.stopping.Load() {
 					t.eof = true

@@ -211,7 +211,7 @@ func (r *recorder) start(ctx context.Context, pid int) (*jvmRecorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := usdt.Attach(ctx, sites, usdt.Options{PID: pid, StringSize: r.opts.StringSize, BufferSize: 4 << 20})
+	tr, err := usdt.Attach(ctx, sites, usdt.Options{PID: pid, StringSize: r.opts.StringSize, BufferSize: 4 << 20, Batch: recordBatch})
 	if err != nil {
 		return nil, err
 	}
@@ -322,6 +322,11 @@ type pendingUnload struct {
 	cands    []uint64
 	deadline time.Time
 }
+
+// recordBatch is how often the recorder reads the probes' events: each record keeps its probe time,
+// so reading them late changes nothing but the recorder's cost (one wake-up per batch, not per event:
+// the Go runtime's wake-ups were most of the recorder's CPU time on a churning JVM).
+const recordBatch = 100 * time.Millisecond
 
 // unloadWait bounds how long an UNLOAD of a method with several live versions waits for one of them to
 // be freed (JDK 21+ frees unlinked nmethods at the end of the same collection) before it is counted as
