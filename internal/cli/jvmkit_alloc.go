@@ -138,41 +138,18 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	}
 	defer func() { _ = tr.Close() }()
 
-	var sw *hotspot.Switch
+	var sw *allocSwitch
 	if !on {
-		// SIGINT and SIGTERM already cancel ctx (run); SIGHUP (a closed terminal) must not kill us with the
-		// flag on either.
-		hup := make(chan os.Signal, 1)
-		if sigs := hupSignals(); len(sigs) > 0 { // Notify without signals would relay them all
-			signal.Notify(hup, sigs...)
-			defer signal.Stop(hup)
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		go func() {
-			select {
-			case <-hup:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-
-		w, err := vmstructs.OpenProcessMemoryWriter(pid)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = w.Close() }()
-		if sw, err = hotspot.SwitchOn(j, w, hotspot.AllocProbes); err != nil {
+		if ctx, sw, err = a.switchAllocProbes(ctx, pid, j); err != nil {
 			return err
 		}
 		defer func() {
-			if rerr := sw.Restore(); rerr != nil {
+			if rerr := sw.close(); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 		}()
-		fmt.Fprintf(a.stderr, "jvmkit: alloc: switched %s on in process %d; it is switched off when alloc ends\n", hotspot.AllocProbes, pid)
 	}
+
 	fmt.Fprintf(a.stderr, "jvmkit: alloc: counting allocations in process %d (%d object__alloc sites)\n", pid, len(tr.Sites()))
 	start := time.Now()
 	var timeout <-chan time.Time
@@ -189,11 +166,10 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	elapsed := time.Since(start)
 	var switched []string
 	if sw != nil {
-		switched = sw.Changed()
-		if rerr := sw.Restore(); rerr != nil {
+		switched = sw.sw.Changed()
+		if rerr := sw.off(); rerr != nil {
 			return rerr
 		}
-		fmt.Fprintf(a.stderr, "jvmkit: alloc: switched %s off again\n", strings.Join(switched, ", "))
 	}
 	if err := tr.Stop(); err != nil {
 		return err
@@ -390,4 +366,69 @@ func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) err
 		fmt.Fprintf(a.stderr, "jvmkit: gc: %d events lost (full ring buffer)\n", dropped)
 	}
 	return derr
+}
+
+// allocSwitch is DTraceAllocProbes turned on for one trace (--switch-flags).
+type allocSwitch struct {
+	sw      *hotspot.Switch
+	w       *vmstructs.ProcessMemoryWriter
+	cancel  context.CancelFunc
+	stopHup func()
+	stderr  io.Writer
+	said    bool
+}
+
+// switchAllocProbes turns DTraceAllocProbes on in JVM pid. The context it returns is also cancelled
+// by SIGHUP (SIGINT and SIGTERM already cancel ctx, see run): a closed terminal must not end the
+// tool with the flag on. The caller defers close at once.
+func (a *jvmkit) switchAllocProbes(ctx context.Context, pid int, j *vmstructs.JVM) (context.Context, *allocSwitch, error) {
+	s := &allocSwitch{stderr: a.stderr, stopHup: func() {}}
+	hup := make(chan os.Signal, 1)
+	if sigs := hupSignals(); len(sigs) > 0 { // Notify without signals would relay them all
+		signal.Notify(hup, sigs...)
+		s.stopHup = func() { signal.Stop(hup) }
+	}
+	ctx, s.cancel = context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-hup:
+			s.cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var err error
+	if s.w, err = vmstructs.OpenProcessMemoryWriter(pid); err == nil {
+		s.sw, err = hotspot.SwitchOn(j, s.w, hotspot.AllocProbes)
+	}
+	if err != nil {
+		_ = s.close()
+		return nil, nil, err
+	}
+	fmt.Fprintf(a.stderr, "jvmkit: alloc: switched %s on in process %d; it is switched off when alloc ends\n", hotspot.AllocProbes, pid)
+	return ctx, s, nil
+}
+
+// off puts the flag back and says so; later calls do nothing.
+func (s *allocSwitch) off() error {
+	if s.sw == nil || s.said {
+		return nil
+	}
+	switched := s.sw.Changed()
+	if err := s.sw.Restore(); err != nil {
+		return err
+	}
+	s.said = true
+	fmt.Fprintf(s.stderr, "jvmkit: alloc: switched %s off again\n", strings.Join(switched, ", "))
+	return nil
+}
+
+// close puts the flag back if off has not, and releases what the switch holds.
+func (s *allocSwitch) close() error {
+	err := s.off()
+	if s.w != nil {
+		_ = s.w.Close()
+	}
+	s.cancel()
+	s.stopHup()
+	return err
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"sort"
 	"strings"
 	"time"
@@ -103,38 +102,18 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	}
 	defer func() { _ = tr.Close() }()
 
-	var sw *hotspot.Switch
+	var sw *allocSwitch
 	if !on {
-		hup := make(chan os.Signal, 1)
-		if sigs := hupSignals(); len(sigs) > 0 {
-			signal.Notify(hup, sigs...)
-			defer signal.Stop(hup)
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		go func() {
-			select {
-			case <-hup:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		mw, err := vmstructs.OpenProcessMemoryWriter(pid)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = mw.Close() }()
-		if sw, err = hotspot.SwitchOn(j, mw, hotspot.AllocProbes); err != nil {
+		if ctx, sw, err = a.switchAllocProbes(ctx, pid, j); err != nil {
 			return err
 		}
 		defer func() {
-			if rerr := sw.Restore(); rerr != nil {
+			if rerr := sw.close(); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 		}()
-		fmt.Fprintf(a.stderr, "jvmkit: alloc: switched %s on in process %d; it is switched off when alloc ends\n", hotspot.AllocProbes, pid)
 	}
+
 	fmt.Fprintf(a.stderr, "jvmkit: alloc: recording allocation stacks in process %d (%d object__alloc sites, one firing in %d)\n", pid, len(tr.Sites()), sample)
 	start := time.Now()
 	var timeout <-chan time.Time
@@ -154,11 +133,9 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	case <-exited:
 	}
 	if sw != nil {
-		switched := sw.Changed()
-		if rerr := sw.Restore(); rerr != nil {
+		if rerr := sw.off(); rerr != nil {
 			return rerr
 		}
-		fmt.Fprintf(a.stderr, "jvmkit: alloc: switched %s off again\n", strings.Join(switched, ", "))
 	}
 	if err := tr.Stop(); err != nil {
 		return err
