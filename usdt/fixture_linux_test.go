@@ -288,6 +288,11 @@ func TestTraceEndsWithProcess(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the trace did not end within 10s of the process's exit")
 	}
+	select {
+	case <-tr.Exited():
+	default:
+		t.Error("the trace ended but Exited is not closed")
+	}
 }
 
 func TestAttachErrors(t *testing.T) {

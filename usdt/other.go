@@ -29,6 +29,9 @@ func (t *Tracer) Read() (Event, error) { return Event{}, ErrNotSupported }
 // Stop does nothing.
 func (t *Tracer) Stop() error { return nil }
 
+// Exited is never closed on this platform.
+func (t *Tracer) Exited() <-chan struct{} { return nil }
+
 // Drops returns ErrNotSupported.
 func (t *Tracer) Drops() ([]uint64, error) { return nil, ErrNotSupported }
 

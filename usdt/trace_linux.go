@@ -41,6 +41,7 @@ type Tracer struct {
 	stopping atomic.Bool
 	eof      bool
 	done     chan struct{} // closed by Close: ends the process watcher
+	exited   chan struct{} // closed when the traced process exits
 	closeMu  sync.Once
 	closeErr error
 }
@@ -67,7 +68,7 @@ func Attach(ctx context.Context, sites []Site, opts Options) (_ *Tracer, err err
 			return nil, fmt.Errorf("usdt: probe %s in %s: %w: a %v file on %s", ps[i].probe, sites[i].File, ErrNotSupported, m, runtime.GOARCH)
 		}
 	}
-	t := &Tracer{sites: sites, specs: ps, done: make(chan struct{}), batch: opts.Batch}
+	t := &Tracer{sites: sites, specs: ps, done: make(chan struct{}), exited: make(chan struct{}), batch: opts.Batch}
 	defer func() {
 		if err != nil {
 			_ = t.Close()
@@ -141,7 +142,7 @@ func Attach(ctx context.Context, sites []Site, opts Options) (_ *Tracer, err err
 		t.linksMu.Unlock()
 	}
 	if opts.PID != 0 {
-		if err := watchExit(opts.PID, t.done, func() { _ = t.Stop() }); err != nil {
+		if err := watchExit(opts.PID, t.done, func() { close(t.exited); _ = t.Stop() }); err != nil {
 			return nil, err
 		}
 	}
@@ -220,6 +221,10 @@ func (t *Tracer) Read() (Event, error) {
 		return t.specs[site].decode(raw)
 	}
 }
+
+// Exited is closed when the process of Options.PID exits (the trace then stops by itself); never
+// without a PID.
+func (t *Tracer) Exited() <-chan struct{} { return t.exited }
 
 // Stop detaches the uprobes, so that no new events come, and makes Read return the events still buffered,
 // then io.EOF. It can be called more than once, and from another goroutine than Read's.

@@ -111,23 +111,45 @@ is printed at the end.`,
 	return cmd
 }
 
-func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, switchFlags, events bool, top int, folded bool) (err error) {
+// allocTarget is a JVM opened for an allocation trace, and the state of its DTrace flags.
+type allocTarget struct {
+	j       *vmstructs.JVM
+	version string
+	flags   []hotspot.FlagState
+	on      bool // DTraceAllocProbes is on: object__alloc fires for every allocation
+}
+
+// openAllocTarget opens JVM pid for an allocation trace. With DTraceAllocProbes off and no
+// --switch-flags it fails, saying what to do; the JVM's flag and --switch-flags complete the message
+// (" to count every allocation", " and sample allocations"). The caller closes t.j.
+func openAllocTarget(ctx context.Context, pid int, switchFlags bool, startHint, switchHint string) (*allocTarget, error) {
 	j, err := vmstructs.Open(ctx, pid)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() { _ = j.Close() }()
-	version, _ := j.Version()
-	flags, err := hotspot.ReadFlags(j)
+	t := &allocTarget{j: j}
+	t.version, _ = j.Version()
+	if t.flags, err = hotspot.ReadFlags(j); err != nil {
+		_ = j.Close()
+		return nil, err
+	}
+	t.on = hotspot.FlagOn(t.flags, hotspot.AllocProbes)
+	if !t.on && !switchFlags {
+		_ = j.Close()
+		return nil, fmt.Errorf("alloc: %s is off in process %d, so object__alloc does not fire: start the JVM with "+
+			"-XX:+%s%s, or pass --switch-flags to turn it on for the trace%s (see jvmkit alloc --help)",
+			hotspot.AllocProbes, pid, hotspot.AllocProbes, startHint, switchHint)
+	}
+	return t, nil
+}
+
+func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, switchFlags, events bool, top int, folded bool) (err error) {
+	t, err := openAllocTarget(ctx, pid, switchFlags, " to count every allocation", " and sample allocations")
 	if err != nil {
 		return err
 	}
-	on := hotspot.FlagOn(flags, hotspot.AllocProbes)
-	if !on && !switchFlags {
-		return fmt.Errorf("alloc: %s is off in process %d, so object__alloc does not fire: start the JVM with "+
-			"-XX:+%s to count every allocation, or pass --switch-flags to turn it on for the trace and "+
-			"sample allocations (see jvmkit alloc --help)", hotspot.AllocProbes, pid, hotspot.AllocProbes)
-	}
+	j, version, flags, on := t.j, t.version, t.flags, t.on
+	defer func() { _ = j.Close() }()
 	mods, err := usdt.Modules(ctx, pid)
 	if err != nil {
 		return err

@@ -16,7 +16,6 @@ import (
 	"github.com/jvmkit/jvmkit/unwind"
 	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/usdt/hotspot"
-	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
 // allocStackFlags are alloc's flags for allocation stacks.
@@ -66,21 +65,12 @@ func (sf *allocStackFlags) check(cmd *cobra.Command, other bool) error {
 }
 
 func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Duration, switchFlags bool, sf *allocStackFlags) (err error) {
-	j, err := vmstructs.Open(ctx, pid)
+	t, err := openAllocTarget(ctx, pid, switchFlags, "", "")
 	if err != nil {
 		return err
 	}
+	j, version, on := t.j, t.version, t.on
 	defer func() { _ = j.Close() }()
-	version, _ := j.Version()
-	flags, err := hotspot.ReadFlags(j)
-	if err != nil {
-		return err
-	}
-	on := hotspot.FlagOn(flags, hotspot.AllocProbes)
-	if !on && !switchFlags {
-		return fmt.Errorf("alloc: %s is off in process %d, so object__alloc does not fire: start the JVM with "+
-			"-XX:+%s, or pass --switch-flags to turn it on for the trace (see jvmkit alloc --help)", hotspot.AllocProbes, pid, hotspot.AllocProbes)
-	}
 	sample := sf.sample
 	if sample == 0 {
 		sample = 1
@@ -122,15 +112,10 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 		defer timer.Stop()
 		timeout = timer.C
 	}
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		_ = waitExit(ctx, pid)
-	}()
 	select {
 	case <-ctx.Done():
 	case <-timeout:
-	case <-exited:
+	case <-tr.Exited():
 	}
 	if sw != nil {
 		if rerr := sw.off(); rerr != nil {
@@ -149,22 +134,6 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	folded := allocFolded(prof, sf.bytes, sf.vmFrames)
 	title := fmt.Sprintf("jvmkit alloc of %d (%s)", pid, version)
 	return a.writeFlame(folded, sf, title)
-}
-
-// waitExit returns when process pid is gone or ctx ends.
-func waitExit(ctx context.Context, pid int) error {
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-				return nil
-			}
-		}
-	}
 }
 
 // allocStackSummary prints how many stacks were recorded and walked to their thread's root.

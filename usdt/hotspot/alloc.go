@@ -260,12 +260,12 @@ func stackKey(b, class []byte, st *unwind.Stack) []byte {
 // Sites returns the object__alloc sites traced.
 func (t *AllocTrace) Sites() []usdt.Site { return t.sites }
 
-// Exited is closed when the JVM exits (never with Events: then Profile returns once the trace stopped).
+// Exited is closed when the JVM exits.
 func (t *AllocTrace) Exited() <-chan struct{} {
 	if t.agg != nil {
 		return t.agg.Exited()
 	}
-	return nil
+	return t.tr.Exited()
 }
 
 // Stop detaches the uprobes: the counts stop changing.
