@@ -3,39 +3,18 @@ package usdt_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/internal/cli"
+	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/usdt"
 )
-
-// syncBuffer is a bytes.Buffer that a command writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func jvmkit(args ...string) (stdout, stderr string, code int) {
 	var o, e bytes.Buffer
@@ -44,7 +23,7 @@ func jvmkit(args ...string) (stdout, stderr string, code int) {
 }
 
 // waitFor waits until the buffer contains s.
-func waitFor(t testing.TB, b *syncBuffer, s string, d time.Duration) {
+func waitFor(t testing.TB, b *testutil.SyncBuffer, s string, d time.Duration) {
 	t.Helper()
 	for deadline := time.Now().Add(d); !strings.Contains(b.String(), s); {
 		if time.Now().After(deadline) {
@@ -173,7 +152,7 @@ func parseTrace(t testing.TB, out string) []traceLine {
 // TestCLITrace runs jvmkit usdt trace on a fixture until the fixture exits, and compares every printed
 // value with what the fixture passed.
 func TestCLITrace(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	for _, f := range buildFixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			probes, err := usdt.ReadFile(f.probe)
@@ -185,7 +164,7 @@ func TestCLITrace(t *testing.T) {
 				byPC[p.PC] = p
 			}
 			fx := startFixture(t, f.exe)
-			var stdout, stderr syncBuffer
+			var stdout, stderr testutil.SyncBuffer
 			done := make(chan int)
 			go func() {
 				done <- cli.JvmkitMain([]string{"usdt", "trace", strconv.Itoa(fx.pid), "fx:*",
@@ -258,39 +237,16 @@ func TestCLITrace(t *testing.T) {
 	}
 }
 
-var jvmkitBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// buildJvmkit builds cmd/jvmkit once per test binary, for tests that signal it.
-func buildJvmkit(t testing.TB) string {
-	t.Helper()
-	jvmkitBin.once.Do(func() {
-		jvmkitBin.path = filepath.Join(sharedDir(t), "jvmkit")
-		cmd := exec.Command("go", "build", "-o", jvmkitBin.path, "../cmd/jvmkit")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			jvmkitBin.err = errors.New("go build ../cmd/jvmkit: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if jvmkitBin.err != nil {
-		t.Fatal(jvmkitBin.err)
-	}
-	return jvmkitBin.path
-}
-
 // TestCLITraceSignals ends jvmkit usdt trace with SIGINT and SIGTERM: it exits 0 after printing the
 // events and the counts, and its uprobes are gone (the semaphore they held is back at 0).
 func TestCLITraceSignals(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	f := buildFixtures(t)[0]
-	bin := buildJvmkit(t)
+	bin := testutil.BuildTool(t, "cmd/jvmkit")
 	fx := startFixture(t, f.exe)
 	for _, sig := range []unix.Signal{unix.SIGINT, unix.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			var stdout, stderr syncBuffer
+			var stdout, stderr testutil.SyncBuffer
 			cmd := exec.Command(bin, "usdt", "trace", strconv.Itoa(fx.pid), "fx:sema")
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			cmd.SysProcAttr = &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}
@@ -333,7 +289,7 @@ func TestCLITraceSignals(t *testing.T) {
 }
 
 func TestCLITraceDurationAndErrors(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	f := buildFixtures(t)[0]
 	fx := startFixture(t, f.exe)
 	pid := strconv.Itoa(fx.pid)

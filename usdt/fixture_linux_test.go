@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/usdt"
 )
 
@@ -91,7 +92,7 @@ func readAll(t testing.TB, tr *usdt.Tracer) []usdt.Event {
 // TestTraceFixture traces every probe of each fixture build and compares each value with what the fixture
 // passed; the semaphore is counted up while the trace runs and back down after.
 func TestTraceFixture(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	for _, f := range buildFixtures(t) {
 		// Batch: the same events, read in batches without a wake-up each.
 		for _, batch := range []time.Duration{0, 50 * time.Millisecond} {
@@ -184,7 +185,7 @@ func traceFixture(t *testing.T, f fixture, batch time.Duration) {
 // TestTracePIDFilter runs two copies of a fixture: a trace of one pid sees only its events, a trace
 // without pid sees both (the fixture file is this test's own, so nobody else fires it).
 func TestTracePIDFilter(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	f := buildFixtures(t)[0]
 	a, b := startFixture(t, f.exe), startFixture(t, f.exe)
 	ctx := context.Background()
@@ -230,7 +231,7 @@ func TestTracePIDFilter(t *testing.T) {
 // TestTraceDrops fills a one-page ring buffer without reading it: every firing is either read later or
 // counted as a drop.
 func TestTraceDrops(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	f := buildFixtures(t)[0]
 	fx := startFixture(t, f.exe)
 	ctx := context.Background()
@@ -263,7 +264,7 @@ func TestTraceDrops(t *testing.T) {
 
 // TestTraceEndsWithProcess checks that a trace of a pid ends by itself when the process exits.
 func TestTraceEndsWithProcess(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	f := buildFixtures(t)[0]
 	fx := startFixture(t, f.exe)
 	ctx := context.Background()

@@ -15,27 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/usdt"
 )
-
-// mustHaveBPF skips the test (fails it under CI) unless it can create BPF ring buffers and uprobes: root on
-// Linux 5.8 or later with the uprobe PMU.
-func mustHaveBPF(t testing.TB) {
-	t.Helper()
-	testutil.MustHaveRoot(t)
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: uint32(os.Getpagesize())})
-	if err != nil {
-		testutil.Skipf(t, "test needs BPF ring buffers (Linux 5.8, CAP_BPF): %v", err)
-	}
-	_ = m.Close()
-	if _, err := os.Stat("/sys/bus/event_source/devices/uprobe/type"); err != nil {
-		testutil.Skipf(t, "test needs the uprobe PMU (CONFIG_UPROBE_EVENTS): %v", err)
-	}
-}
 
 // fixture is a build of testdata/fixture.
 type fixture struct {

@@ -112,7 +112,7 @@ func TestExternalName(t *testing.T) {
 // (Compiler.perfmap). The probe needs no flag: HotSpot fires it from nmethod::post_compiled_method_load_event
 // unconditionally (JDK 17 and 25 alike).
 func TestCompiledMethodLoad(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		for _, ns := range []bool{false, true} {
 			name := "plain"

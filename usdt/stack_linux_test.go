@@ -65,7 +65,7 @@ func runStack(t *testing.T, fx *fixtureProc, cmd string) uint64 {
 // 256-byte local array with a known pattern, whose address the probe passes. Deep stacks are copied
 // whole (StackSize bytes); shallow ones up to the end of the stack's mapping, in chunks.
 func TestStackCopy(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	fx := startFixture(t, buildStackFixture(t))
 	ctx := context.Background()
 	mods, err := usdt.Modules(ctx, fx.pid)
@@ -146,7 +146,7 @@ func TestStackCopy(t *testing.T) {
 
 // TestSample checks that Options.Sample records about one firing in N.
 func TestSample(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	fx := startFixture(t, buildStackFixture(t))
 	ctx := context.Background()
 	mods, err := usdt.Modules(ctx, fx.pid)

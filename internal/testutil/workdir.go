@@ -153,6 +153,13 @@ func pruneStaleWorkDirs() {
 }
 
 // newRunDir creates a fresh world-readable directory under the work directory.
+// RunDir creates a fresh directory (os.MkdirTemp pattern) in the per-binary work directory under
+// /var/tmp, world-readable, that Main removes: for what a package's tests build once and share.
+func RunDir(t testing.TB, pattern string) string {
+	t.Helper()
+	return newRunDir(t, pattern)
+}
+
 func newRunDir(t testing.TB, pattern string) string {
 	t.Helper()
 	dir, err := os.MkdirTemp(workDir(t), pattern)

@@ -21,7 +21,7 @@ import (
 //   - the overhead of the sampled mode (--switch-flags) on the Alloc workload's throughput: windows of 4 s
 //     without and with it, alternating, compared by the rounds the workload completes per second.
 func BenchmarkAlloc(b *testing.B) {
-	mustHaveBPF(b)
+	testutil.MustHaveBPF(b)
 	for _, jdk := range testutil.JDKs(b) {
 		b.Run(jdk.Name(), func(b *testing.B) {
 			b.Run("full", func(b *testing.B) { benchFull(b, jdk) })

@@ -4,19 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/internal/cli"
@@ -25,20 +20,6 @@ import (
 	"github.com/jvmkit/jvmkit/usdt/hotspot"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
-
-// mustHaveBPF skips the test (fails it under CI) unless it can create BPF maps and uprobes.
-func mustHaveBPF(t testing.TB) {
-	t.Helper()
-	testutil.MustHaveRoot(t)
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: uint32(os.Getpagesize())})
-	if err != nil {
-		testutil.Skipf(t, "test needs BPF ring buffers (Linux 5.8, CAP_BPF): %v", err)
-	}
-	_ = m.Close()
-	if _, err := os.Stat("/sys/bus/event_source/devices/uprobe/type"); err != nil {
-		testutil.Skipf(t, "test needs the uprobe PMU (CONFIG_UPROBE_EVENTS): %v", err)
-	}
-}
 
 func jvmkit(args ...string) (stdout, stderr string, code int) {
 	var o, e bytes.Buffer
@@ -99,7 +80,7 @@ func readFlag(t *testing.T, pid int, name string) bool {
 // flag to false at run time and measures whether compiled code still fires (JDK 17: no; JDK 21+: yes, code
 // compiled while the flag was on calls the probe unconditionally).
 func TestAllocAll(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{
 			Main:    "Alloc",
@@ -247,62 +228,12 @@ func testReset(t *testing.T, j *testutil.JVM) {
 	}
 }
 
-var jvmkitBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// buildJvmkit builds cmd/jvmkit once per test binary, for the tests that signal it.
-func buildJvmkit(t testing.TB) string {
-	t.Helper()
-	jvmkitBin.once.Do(func() {
-		buildDir.Lock()
-		dir, err := os.MkdirTemp("", "jvmkit-hotspot-test-*")
-		if err == nil {
-			buildDir.path = dir
-		}
-		buildDir.Unlock()
-		if err != nil {
-			jvmkitBin.err = err
-			return
-		}
-		jvmkitBin.path = filepath.Join(dir, "jvmkit")
-		cmd := exec.Command("go", "build", "-o", jvmkitBin.path, "../../cmd/jvmkit")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			jvmkitBin.err = errors.New("go build ../../cmd/jvmkit: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if jvmkitBin.err != nil {
-		t.Fatal(jvmkitBin.err)
-	}
-	return jvmkitBin.path
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestSwitchFlags runs jvmkit alloc --switch-flags against a JVM started without DTraceAllocProbes, as a
 // separate process ended by --duration, SIGINT and SIGTERM: each time it reports a sample with the
 // workload's most allocated class first, and the flag is false again afterwards.
 func TestSwitchFlags(t *testing.T) {
-	mustHaveBPF(t)
-	bin := buildJvmkit(t)
+	testutil.MustHaveBPF(t)
+	bin := testutil.BuildTool(t, "cmd/jvmkit")
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m"}})
 		if readFlag(t, j.PID, hotspot.AllocProbes) {
@@ -318,7 +249,7 @@ func TestSwitchFlags(t *testing.T) {
 				if end == "duration" {
 					args = append(args, "--duration", "2s")
 				}
-				var stdout, stderr syncBuffer
+				var stdout, stderr testutil.SyncBuffer
 				cmd := exec.Command(bin, args...)
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
 				cmd.SysProcAttr = &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}

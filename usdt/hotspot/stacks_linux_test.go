@@ -31,7 +31,7 @@ var allocatingMethod = map[string]string{
 // address, so the walker attributes those firings to the next debug information in the code, not the
 // allocating method (see the package documentation): there the method share is measured, not required.
 func TestAllocStacks(t *testing.T) {
-	mustHaveBPF(t)
+	testutil.MustHaveBPF(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		t.Run("all", func(t *testing.T) {
 			j := testutil.StartJVM(t, jdk, testutil.JVMOptions{
