@@ -793,6 +793,11 @@ func (c *CodeCache) debugInfo(l *scopeLayout, b *CodeBlob) (debugInfo, error) {
 // this JVM lacks the entries for method names or line numbers, the scopes come without them and with
 // a *MissingError.
 func (c *CodeCache) Scopes(b *CodeBlob, pc uint64, top bool) ([]Scope, error) {
+	return c.scopes(b, pc, top, false)
+}
+
+// scopes is Scopes, or with near ScopesNear.
+func (c *CodeCache) scopes(b *CodeBlob, pc uint64, top, near bool) ([]Scope, error) {
 	if b == nil || b.Kind != KindNMethod && b.Kind != KindNativeNMethod {
 		return nil, fmt.Errorf("vmstructs: scopes: not an nmethod")
 	}
@@ -814,6 +819,16 @@ func (c *CodeCache) Scopes(b *CodeBlob, pc uint64, top bool) ([]Scope, error) {
 		return p, s
 	}
 	i := sort.Search(n, func(i int) bool { p, _ := at(i); return p >= off })
+	if near {
+		// The last PcDesc at or before pc that has debug information, if any.
+		k := sort.Search(n, func(i int) bool { p, _ := at(i); return p > int64(pc-b.Start) })
+		for k--; k >= 0; k-- {
+			if p, s := at(k); p >= 0 && s != 0 {
+				i = k
+				break
+			}
+		}
+	}
 	var scopes []Scope
 	if i < n {
 		_, decode := at(i)
