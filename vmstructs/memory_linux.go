@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 
@@ -65,6 +66,11 @@ func (m *ProcessMemory) ReadAt(p []byte, addr uint64) (int, error) {
 // gone turns the error of a failed read into attach.ErrProcessGone when the process has exited: reads
 // of /proc/<pid>/mem then return nothing (EOF) and process_vm_readv fails with ESRCH.
 func gone(pid int, err error) error {
+	// A live process answers an unmapped address with EIO or EFAULT, which walkers of untrusted
+	// memory meet all the time: only the two errors of an exited one are worth a look at /proc.
+	if !errors.Is(err, io.EOF) && !errors.Is(err, unix.ESRCH) {
+		return err
+	}
 	b, serr := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if serr == nil {
 		// The state follows the command name's closing parenthesis.
