@@ -3,7 +3,6 @@ package perfmap
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -526,25 +525,8 @@ func (s *agentSession) placeLibrary(dfd int, dir, name string, lib []byte) error
 		}
 	}
 	path := s.hostPath(dir + "/" + name)
-	tmp := "." + name + "." + randomHex(6) + ".tmp"
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		return fmt.Errorf("perfmap: create %s: %w", path, err)
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(lib)
-	if err == nil {
-		err = f.Chmod(0o644) // readable by the JVM's user, whatever the umask
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Renameat(dfd, tmp, dfd, name)
-	}
-	if err != nil {
-		_ = unix.Unlinkat(dfd, tmp, 0)
-		return fmt.Errorf("perfmap: write %s: %w", path, err)
+	if err := replaceAt(dfd, name, path, lib, -1, -1); err != nil {
+		return err
 	}
 	s.debug("created", "path", path)
 	return nil
@@ -602,10 +584,4 @@ func checkAgentOptions(options string) error {
 		}
 	}
 	return nil
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
-	return hex.EncodeToString(b)
 }

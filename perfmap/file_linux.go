@@ -38,24 +38,30 @@ func writeAt(dfd int, dir, name string, entries []Entry, uid, gid int) error {
 	if err := Write(&buf, entries); err != nil {
 		return err
 	}
-	var rnd [6]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return fmt.Errorf("perfmap: write %s: %w", final, err)
-	}
-	tmp := "." + name + "." + hex.EncodeToString(rnd[:]) + ".tmp"
+	return replaceAt(dfd, name, final, buf.Bytes(), uid, gid)
+}
+
+// replaceAt makes dfd/name hold data, readable by everyone (0644) and owned by uid and gid (-1: the
+// caller): a temporary file created O_EXCL next to it is written, fsynced and renamed over the name,
+// so that a reader never sees half a file and a symbolic link at the name is replaced, never
+// followed. path is dfd/name as errors show it.
+func replaceAt(dfd int, name, path string, data []byte, uid, gid int) error {
+	tmp := "." + name + "." + randomHex(6) + ".tmp"
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
-		return fmt.Errorf("perfmap: create %s/%s: %w", dir, tmp, err)
+		return fmt.Errorf("perfmap: create a temporary file beside %s: %w", path, err)
 	}
-	f := os.NewFile(uintptr(fd), dir+"/"+tmp)
+	f := os.NewFile(uintptr(fd), tmp)
 	err = func() error {
-		if _, err := f.Write(buf.Bytes()); err != nil {
+		if _, err := f.Write(data); err != nil {
 			return err
 		}
-		if err := f.Chown(uid, gid); err != nil {
-			return err
+		if uid >= 0 || gid >= 0 {
+			if err := f.Chown(uid, gid); err != nil {
+				return err
+			}
 		}
-		// The umask may have taken bits away: perf run by any user reads a root-owned map.
+		// The umask may have taken bits away: perf (or the JVM's user) run by anyone reads the file.
 		if err := f.Chmod(0o644); err != nil {
 			return err
 		}
@@ -65,15 +71,20 @@ func writeAt(dfd int, dir, name string, entries []Entry, uid, gid int) error {
 		err = cerr
 	}
 	if err == nil {
-		// renameat replaces the name itself: a symbolic link planted since checkFinal is replaced, never
-		// followed.
 		err = unix.Renameat(dfd, tmp, dfd, name)
 	}
 	if err != nil {
 		_ = unix.Unlinkat(dfd, tmp, 0)
-		return fmt.Errorf("perfmap: write %s: %w", final, err)
+		return fmt.Errorf("perfmap: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// randomHex returns n random bytes in hex, for names nobody can guess.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
+	return hex.EncodeToString(b)
 }
 
 func checkFinal(dfd int, name, final string) error {

@@ -2,8 +2,6 @@ package perfmap
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"path"
 	"strconv"
@@ -29,11 +27,7 @@ func FromJcmd(ctx context.Context, pid int) ([]Entry, error) {
 	name := "perf-" + strconv.Itoa(t.NSPID) + ".map"
 	arg := ""
 	if feature >= 22 {
-		var rnd [8]byte
-		if _, err := rand.Read(rnd[:]); err != nil {
-			return nil, err
-		}
-		name = ".jvmkit-perfmap-" + hex.EncodeToString(rnd[:]) + ".map"
+		name = ".jvmkit-perfmap-" + randomHex(8) + ".map"
 		arg = "/tmp/" + name
 	}
 	existed, err := existsInJVM(t, name)
