@@ -3,6 +3,7 @@ package unwind
 import (
 	"bufio"
 	"debug/elf"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/ianlancetaylor/demangle"
 
+	"github.com/jvmkit/jvmkit/internal/procfs"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
@@ -21,27 +24,37 @@ type Mapping struct {
 	Start, End uint64 // End exclusive
 	Offset     uint64 // file offset of Start
 	Path       string // as the process sees it
+
+	live procfs.Mapping // for a live process: the maps line, to open the mapped file by its identity
 }
 
 // FileSymbols names native code from the ELF symbol tables (.symtab, else .dynsym) of the files a
-// process mapped, C++ names demangled without their parameters. Files are read on first use, through
-// Root (a container's root as this machine sees it; /proc/<pid>/root for a live process). It is safe
-// for concurrent use.
+// process mapped, C++ names demangled without their parameters. Files are read on first use: a live
+// process's through internal/rootfs (its root, else /proc/<pid>/map_files: containers entered by
+// chroot, deleted libraries), a core's under Root (a container's root as this machine sees it). It is
+// safe for concurrent use.
 type FileSymbols struct {
 	Root string
 
 	mu    sync.Mutex
 	maps  []Mapping // sorted by Start
-	files map[string]*elfSymbols
+	files map[fileKey]*elfSymbols
 	// reload re-reads the mappings when a pc is in none of them (libraries loaded since).
 	reload func() ([]Mapping, error)
+	pid    int // a live process's, whose files are opened by rootfs.OpenMapped; 0 for a core
+}
+
+// fileKey tells apart a deleted library from the new one at its path (a live process maps both after
+// an upgrade).
+type fileKey struct {
+	path  string
+	inode uint64
 }
 
 // NewProcessSymbols names the native code of a live process from /proc/<pid>/maps.
 func NewProcessSymbols(pid int) *FileSymbols {
-	p := strconv.Itoa(pid)
-	s := &FileSymbols{Root: "/proc/" + p + "/root", files: map[string]*elfSymbols{}}
-	s.reload = func() ([]Mapping, error) { return ReadMaps(pid) }
+	s := &FileSymbols{pid: pid, files: map[fileKey]*elfSymbols{}}
+	s.reload = func() ([]Mapping, error) { return processMappings(pid) }
 	s.maps, _ = s.reload()
 	return s
 }
@@ -51,7 +64,7 @@ func NewProcessSymbols(pid int) *FileSymbols {
 func NewFileSymbols(maps []Mapping, root string) *FileSymbols {
 	m := append([]Mapping(nil), maps...)
 	sort.Slice(m, func(i, j int) bool { return m[i].Start < m[j].Start })
-	return &FileSymbols{Root: root, maps: m, files: map[string]*elfSymbols{}}
+	return &FileSymbols{Root: root, maps: m, files: map[fileKey]*elfSymbols{}}
 }
 
 // CoreMappings converts a core file's mappings.
@@ -63,34 +76,19 @@ func CoreMappings(files []vmstructs.FileMapping) []Mapping {
 	return out
 }
 
-// ReadMaps reads the file mappings of a process from /proc/<pid>/maps.
-func ReadMaps(pid int) ([]Mapping, error) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/maps")
+// processMappings returns the file mappings of a live process, sorted by Start as maps lists them.
+func processMappings(pid int) ([]Mapping, error) {
+	maps, err := procfs.Default.Maps(pid)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var out []Mapping
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// start-end perms offset dev inode path
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || !strings.HasPrefix(fields[5], "/") {
-			continue
+	for _, m := range maps {
+		if m.Inode != 0 && strings.HasPrefix(m.Path, "/") {
+			out = append(out, Mapping{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path, live: m})
 		}
-		lo, hi, ok := strings.Cut(fields[0], "-")
-		if !ok {
-			continue
-		}
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		off, err3 := strconv.ParseUint(fields[2], 16, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
-			continue
-		}
-		out = append(out, Mapping{Start: start, End: end, Offset: off, Path: strings.Join(fields[5:], " ")})
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // Symbolize implements Symbolizer.
@@ -109,13 +107,30 @@ func (s *FileSymbols) Symbolize(pc uint64) (name, module string, ok bool) {
 		return "", "", false
 	}
 	module = path.Base(strings.TrimSuffix(m.Path, " (deleted)"))
-	es := s.files[m.Path]
+	key := fileKey{m.Path, m.live.Inode}
+	es := s.files[key]
 	if es == nil {
-		es = loadELFSymbols(filepath.Join(s.Root, m.Path))
-		s.files[m.Path] = es
+		es = s.load(m)
+		s.files[key] = es
 	}
 	name, ok = es.lookup(pc - m.Start + m.Offset)
 	return name, module, ok
+}
+
+// load reads the symbols of m's file; a file that cannot be read names nothing.
+func (s *FileSymbols) load(m *Mapping) *elfSymbols {
+	var f *os.File
+	var err error
+	if s.pid != 0 {
+		f, err = rootfs.OpenMapped(procfs.Default, s.pid, m.live)
+	} else {
+		f, err = os.Open(filepath.Join(s.Root, m.Path))
+	}
+	if err != nil {
+		return &elfSymbols{}
+	}
+	defer f.Close()
+	return readELFSymbols(f)
 }
 
 func (s *FileSymbols) find(pc uint64) *Mapping {
@@ -138,13 +153,12 @@ type elfSym struct {
 	name       string // mangled; demangled on lookup
 }
 
-func loadELFSymbols(file string) *elfSymbols {
+func readELFSymbols(r io.ReaderAt) *elfSymbols {
 	es := &elfSymbols{}
-	f, err := elf.Open(file)
+	f, err := elf.NewFile(r)
 	if err != nil {
 		return es
 	}
-	defer f.Close()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			es.loads = append(es.loads, p.ProgHeader)

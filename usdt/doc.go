@@ -68,8 +68,10 @@
 // Each uprobe is opened through the uprobe PMU (perf_event_open) with the target's pid, so that other
 // processes mapping the same file (other JVMs on a shared machine) do not fire it, and the program checks
 // the tgid as well. Files of other processes are opened through /proc/<pid>/root, so that a containerised
-// process's library is found and the uprobe lands on the inode it mapped; when that path no longer names
-// the mapped file (deleted or replaced by an upgrade), through /proc/<pid>/map_files.
+// process's library is found and the uprobe lands on the inode it mapped; when that path does not name
+// the mapped file (deleted or replaced by an upgrade, or a container entered by chroot, whose maps show
+// the host's path), through /proc/<pid>/map_files (internal/rootfs.OpenMapped, shared with vmstructs and
+// unwind).
 //
 // # Compatibility
 //

@@ -7,10 +7,9 @@ import (
 	"os"
 	"sort"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/procfs"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
 // Modules returns the files mapped executable by process pid (a pid as this process sees it) that have
@@ -51,12 +50,7 @@ func Modules(ctx context.Context, pid int) ([]Module, error) {
 			return nil, err
 		}
 		m := first[k]
-		file := procfs.Default.Path(pid, "root", m.Path)
-		var st unix.Stat_t
-		if m.Deleted || unix.Stat(file, &st) != nil || st.Ino != m.Inode {
-			file = procfs.Default.Path(pid, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End))
-		}
-		probes, err := ReadFile(file)
+		f, err := rootfs.OpenMapped(procfs.Default, pid, m)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				if _, serr := os.Stat(procfs.Default.Path(pid)); serr != nil {
@@ -64,8 +58,14 @@ func Modules(ctx context.Context, pid int) ([]Module, error) {
 				}
 			}
 			if errors.Is(err, os.ErrPermission) {
-				return nil, fmt.Errorf("%w: %w; run as root", attach.ErrPermission, err)
+				return nil, fmt.Errorf("%w: %w", attach.ErrPermission, err)
 			}
+			continue // unmapped since maps was read
+		}
+		probes, err := ParseNotes(f)
+		file := f.Name()
+		f.Close()
+		if err != nil {
 			continue // not an ELF file, or one we cannot parse: it has no probes for us
 		}
 		if len(probes) > 0 {

@@ -13,12 +13,13 @@ import (
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/procfs"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
 // Open reads the VMStructs of the HotSpot JVM with the given pid (as the caller sees it). Nothing runs
 // in the JVM and it is not stopped: libjvm.so is found in /proc/<pid>/maps and opened through
-// /proc/<pid>/root, its symbols give the tables' addresses, and the tables are read through
-// /proc/<pid>/mem.
+// /proc/<pid>/root or /proc/<pid>/map_files (internal/rootfs: containers entered by chroot, deleted
+// libraries), its symbols give the tables' addresses, and the tables are read through /proc/<pid>/mem.
 func Open(ctx context.Context, pid int) (*JVM, error) {
 	maps, err := procfs.Default.Maps(pid)
 	if err != nil {
@@ -34,16 +35,15 @@ func Open(ctx context.Context, pid int) (*JVM, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: process %d has no libjvm.so mapped", attach.ErrNotJVM, pid)
 	}
-	file := procfs.Default.Path(pid, "root", lib.Path)
-	if lib.Deleted {
-		// Replaced on disk (a JDK update): the mapped file is still reachable by its range (root).
-		file = procfs.Default.Path(pid, "map_files", fmt.Sprintf("%x-%x", lib.Start, lib.End))
-	}
-	f, err := os.Open(file)
+	f, err := rootfs.OpenMapped(procfs.Default, pid, lib)
 	if err != nil {
-		return nil, fmt.Errorf("vmstructs: open %s: %w", file, err)
+		if errors.Is(err, os.ErrPermission) {
+			return nil, fmt.Errorf("%w: %w", attach.ErrPermission, err)
+		}
+		return nil, fmt.Errorf("vmstructs: %w", err)
 	}
 	defer f.Close()
+	file := f.Name()
 	lf, err := libFileFor(f)
 	if err != nil {
 		return nil, err

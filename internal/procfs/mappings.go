@@ -14,9 +14,12 @@ type Mapping struct {
 	Start, End uint64
 	Perms      string // e.g. "r-xp"
 	Offset     uint64 // file offset of Start
-	Inode      uint64
-	Path       string // "" for anonymous memory; "[heap]", "[stack]", ... for special ones
-	Deleted    bool   // the file was deleted (" (deleted)" suffix)
+	// DevMajor and DevMinor are the device of the mapped file (hex "fe:01" in maps), with Inode its
+	// identity: what a file reached by its path must match to be the one mapped.
+	DevMajor, DevMinor uint32
+	Inode              uint64
+	Path               string // "" for anonymous memory; "[heap]", "[stack]", ... for special ones
+	Deleted            bool   // the file was deleted (" (deleted)" suffix)
 }
 
 // ParseMaps parses the text of /proc/<pid>/maps. Paths keep their spaces.
@@ -50,7 +53,7 @@ func parseMapping(line []byte) (Mapping, error) {
 		rest = rest[i:]
 		return f
 	}
-	addr, perms, off, _, inode := field(), field(), field(), field(), field()
+	addr, perms, off, dev, inode := field(), field(), field(), field(), field()
 	lo, hi, ok := bytes.Cut(addr, []byte{'-'})
 	if !ok {
 		return m, fmt.Errorf("bad address range %q", addr)
@@ -65,6 +68,19 @@ func parseMapping(line []byte) (Mapping, error) {
 	if m.Offset, err = strconv.ParseUint(string(off), 16, 64); err != nil {
 		return m, err
 	}
+	maj, minor, ok := bytes.Cut(dev, []byte{':'})
+	if !ok {
+		return m, fmt.Errorf("bad device %q", dev)
+	}
+	major, err := strconv.ParseUint(string(maj), 16, 32)
+	if err != nil {
+		return m, err
+	}
+	mi, err := strconv.ParseUint(string(minor), 16, 32)
+	if err != nil {
+		return m, err
+	}
+	m.DevMajor, m.DevMinor = uint32(major), uint32(mi)
 	if m.Inode, err = strconv.ParseUint(string(inode), 10, 64); err != nil {
 		return m, err
 	}

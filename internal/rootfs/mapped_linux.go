@@ -1,0 +1,68 @@
+package rootfs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/procfs"
+)
+
+// OpenMapped opens the file behind mapping m of process pid (a pid of proc): the mapping's path under
+// /proc/<pid>/root when the file there is the mapped one, else /proc/<pid>/map_files/<start>-<end>. The
+// returned file's Name is the path it was opened by, valid for reopening while the process maps the
+// file. Errors wrap os.ErrNotExist when the process or mapping is gone and os.ErrPermission when only
+// map_files could reach the file and the caller may not follow it.
+func OpenMapped(proc procfs.FS, pid int, m procfs.Mapping) (*os.File, error) {
+	if m.Inode == 0 || len(m.Path) == 0 || m.Path[0] != '/' {
+		return nil, fmt.Errorf("open mapping %#x-%#x of %d: not a file mapping (%q)", m.Start, m.End, pid, m.Path)
+	}
+	var rootErr error
+	if !m.Deleted {
+		f, err := openIfMapped(proc.Path(pid, "root", m.Path), m)
+		if err == nil {
+			return f, nil
+		}
+		rootErr = err
+	}
+	// map_files is the kernel's own link to the mapping's file: only its kind is checked, since kernels
+	// have differed in which of an overlayfs file's two inodes maps and map_files show.
+	f, err := openIfMapped(proc.Path(pid, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End)), procfs.Mapping{})
+	if err == nil {
+		return f, nil
+	}
+	if rootErr == nil {
+		return nil, fmt.Errorf("open %s (deleted) mapped by %d: %w", m.Path, pid, err)
+	}
+	if errors.Is(err, os.ErrPermission) {
+		err = fmt.Errorf("%w (following map_files needs CAP_SYS_ADMIN: run as root)", err)
+	}
+	// Only map_files' error is wrapped: it alone says whether the mapping is gone or out of reach.
+	return nil, fmt.Errorf("open %s mapped by %d: through its root: %s; through map_files: %w", m.Path, pid, rootErr.Error(), err)
+}
+
+// openIfMapped opens path and keeps it only if it is a regular file with m's device and inode (any, when
+// m.Inode is 0).
+func openIfMapped(path string, m procfs.Mapping) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if m.Inode != 0 && (st.Ino != m.Inode || unix.Major(st.Dev) != m.DevMajor || unix.Minor(st.Dev) != m.DevMinor) {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s is not the mapped file (device %d:%d inode %d, mapped %d:%d inode %d)",
+			path, unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino, m.DevMajor, m.DevMinor, m.Inode)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
