@@ -43,6 +43,25 @@
 // directories are not. Main removes the work directory; one left by a test binary that died (timeout, crash)
 // is removed by the next binary that starts, once its owner, recorded as pid and start time, is gone.
 //
+// # Real applications
+//
+// [StartApp] runs an application from Debian's packages, the way users run them, in a directory of the
+// test's own and on a free port on 127.0.0.1, never the system's service or configuration: Jetty 9.4
+// (jetty9: start.jar with jetty.home=/usr/share/jetty9 and jetty.base=the instance's directory, modules
+// http, jsp and deploy), Tomcat 10.1 (tomcat10: Bootstrap with catalina.home=/usr/share/tomcat10 and a
+// CATALINA_BASE of its own, as user tomcat through setpriv) and H2 2.1 (libh2-java: org.h2.tools.Server
+// -tcp with -Dh2.bindAddress=127.0.0.1). Both servlet containers serve the web application in apps/webapp
+// next to this file: index.jsp, which prints a per-instance token that the readiness check asks for (so a
+// stranger's server on a recycled port is never taken for ours), and work.jsp, which builds, sorts and
+// aggregates a few hundred BigDecimal items per request and renders them (the first request of each runs
+// the container's JSP compiler). JVMOptions.Ready is how StartJVM waits for programs that print no "ready".
+//
+// [App.StartLoad] runs a bounded load: wrk (one thread, 8 connections, a Lua script rotating the pages) for
+// the HTTP applications, and for H2 the JDBC client H2Load (workloads/H2Load.java, run on JDK 17 with C1
+// only: batched inserts of orders with DECIMAL prices, joins with aggregates computed by the server, point
+// updates, and deletes that keep the database at about 20,000 orders). [Load.Wait] reports requests and
+// errors. The applications' JVMs are plain [JVM]s: stopped by pidfd in the test's cleanup.
+//
 // # Simulating containers and other users
 //
 // There is no Docker on the test machines; the harness builds the parts of a container that matter to
@@ -96,7 +115,9 @@
 // # Compatibility
 //
 // Tested on Linux 6.18 with util-linux 2.38.1 and coreutils 9.1, with Debian's OpenJDK 17.0.15 and Eclipse
-// Temurin 25.0.3. The harness needs Linux 5.3 (pidfd_open; pidfd polling), coreutils 8.31 (env
+// Temurin 25.0.3; real applications: jetty9 9.4.57, tomcat10 10.1.60, libh2-java 2.1.214 and wrk 4.1.0 of
+// Debian 12. Jetty 9.4's JSP compiler reads Java 7 source (work.jsp has no lambdas); Tomcat 10.1 needs
+// JDK 11. The harness needs Linux 5.3 (pidfd_open; pidfd polling), coreutils 8.31 (env
 // --default-signal), util-linux 2.33 (setpriv --pdeathsig) and 2.32 (unshare --kill-child), and a kernel
 // with CONFIG_PROC_CHILDREN (else it scans /proc for the child of unshare). JDK 9+ release files carry
 // JAVA_RUNTIME_VERSION; for older JDKs Version is JAVA_VERSION. On other platforms the package builds and

@@ -40,6 +40,11 @@ type JVMOptions struct {
 	ReadOnlyCwd bool
 
 	Env []string // extra environment, "KEY=value"; wins over inherited values
+
+	// Ready, when set, replaces the wait for a "ready" line on stdout, for programs that print none (servers
+	// from a distribution): StartJVM calls it every 100 ms until it returns nil, the JVM exits or the start
+	// deadline passes. The JVM's PID is not known yet when it is called; Stdout and Stderr are.
+	Ready func(j *JVM) error
 }
 
 // JVM is a running workload started by StartJVM.

@@ -93,15 +93,9 @@ func StartJVM(t testing.TB, jdk JDK, opts JVMOptions) *JVM {
 		close(j.done)
 	}()
 
-	timer := time.NewTimer(readyTimeout)
-	defer timer.Stop()
-	select {
-	case <-j.ready:
-	case <-j.done:
-		t.Fatalf("%s", j.describe("exited before printing ready: %v", j.waitErr))
-	case <-timer.C:
+	if err := j.waitReady(); err != nil {
 		_ = j.identify(java) // best effort, so that Stop can stop it gracefully and clean up after it
-		t.Fatalf("%s", j.describe("did not print ready within %v", readyTimeout))
+		t.Fatalf("%s", j.describe("%v", err))
 	}
 	if err := j.identify(java); err != nil {
 		t.Fatalf("%s", j.describe("%v", err))
@@ -112,6 +106,46 @@ func StartJVM(t testing.TB, jdk JDK, opts JVMOptions) *JVM {
 		t.Fatalf("%s", j.describe("SIGQUIT is ignored: the JVM inherited SIG_IGN despite env --default-signal"))
 	}
 	return j
+}
+
+// waitReady waits until the JVM printed "ready", or until opts.Ready says it is ready.
+func (j *JVM) waitReady() error {
+	timer := time.NewTimer(readyTimeout)
+	defer timer.Stop()
+	if j.opts.Ready == nil {
+		select {
+		case <-j.ready:
+			return nil
+		case <-j.done:
+			return fmt.Errorf("exited before printing ready: %w", j.exitErr())
+		case <-timer.C:
+			return fmt.Errorf("did not print ready within %v", readyTimeout)
+		}
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		if last = j.opts.Ready(j); last == nil {
+			return nil
+		}
+		select {
+		case <-j.done:
+			return fmt.Errorf("exited before it was ready (%w): %w", last, j.exitErr())
+		case <-timer.C:
+			return fmt.Errorf("not ready within %v: %w", readyTimeout, last)
+		case <-tick.C:
+		}
+	}
+}
+
+// exitErr is cmd.Wait's result after the JVM exited, never nil: an exit with status 0 is no less unexpected
+// before the JVM was ready.
+func (j *JVM) exitErr() error {
+	if j.waitErr == nil {
+		return errors.New("exit status 0")
+	}
+	return j.waitErr
 }
 
 // jvmCommand returns the command line that runs java with opts, wrapped as needed:

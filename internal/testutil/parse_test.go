@@ -185,3 +185,41 @@ func FuzzParseProc(f *testing.F) {
 		_ = parseHsperfdata(data, 1)
 	})
 }
+
+func TestParseLoad(t *testing.T) {
+	const wrkOK = `Running 3s test @ http://127.0.0.1:40000/
+  1 threads and 8 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency    53.79ms  130.19ms   1.32s    94.26%
+    Req/Sec   395.29    192.93     0.92k    69.47%
+  5190 requests in 14.03s, 8.78MB read
+Requests/sec:    369.85
+Transfer/sec:    640.51KB
+`
+	const wrkErrors = `Running 3s test @ http://127.0.0.1:40000/
+  1 threads and 8 connections
+  120 requests in 3.00s, 1.00MB read
+  Socket errors: connect 0, read 2, write 0, timeout 3
+  Non-2xx or 3xx responses: 7
+Requests/sec:     40.00
+`
+	for _, tc := range []struct {
+		name, out      string
+		parse          func(string) (LoadResult, error)
+		requests, errs int64
+		fail           bool
+	}{
+		{"wrk", wrkOK, parseWrk, 5190, 0, false},
+		{"wrk errors", wrkErrors, parseWrk, 120, 12, false},
+		{"wrk refused", "unable to connect to 127.0.0.1:1 Connection refused\n", parseWrk, 0, 0, true},
+		{"h2load", "ready\nops 216 errors 0\n", parseH2Load, 216, 0, false},
+		{"h2load errors", "ready\nops 10 errors 3\n", parseH2Load, 10, 3, false},
+		{"h2load died", "ready\n", parseH2Load, 0, 0, true},
+	} {
+		r, err := tc.parse(tc.out)
+		if (err != nil) != tc.fail || r.Requests != tc.requests || r.Errors != tc.errs {
+			t.Errorf("%s: %d requests, %d errors, %v; want %d, %d, failure %v", tc.name, r.Requests, r.Errors, err,
+				tc.requests, tc.errs, tc.fail)
+		}
+	}
+}
