@@ -30,7 +30,7 @@ Exit status: 0 ok, 1 failed, 2 usage, 3 no such JVM or not HotSpot, 4 permission
 	}
 	root.PersistentFlags().BoolVar(&app.json, "json", false, "print JSON")
 	root.PersistentFlags().StringVar(&app.coreRoot, "core-root", "", "for a core file: the directory the JVM's files are under (a container's root)")
-	root.AddCommand(app.vmstructsCmd(), app.flagsCmd(), app.threadsCmd(), app.codecacheCmd(), app.foldCmd(), app.flameCmd(), app.usdtCmd(), app.symbolizeCmd(), app.jitlogCmd(), app.profileCmd(), app.allocCmd(), app.gcCmd())
+	root.AddCommand(app.vmstructsCmd(), app.flagsCmd(), app.threadsCmd(), app.codecacheCmd(), app.foldCmd(), app.flameCmd(), app.usdtCmd(), app.symbolizeCmd(), app.jitlogCmd(), app.profileCmd(), app.allocCmd(), app.gcCmd(), app.jfrCmd())
 	return run("jvmkit", root, args, stdout, stderr, false)
 }
 

@@ -1,4 +1,4 @@
-package jitlog_test
+package javaname_test
 
 import (
 	"strings"
@@ -6,22 +6,22 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/jvmkit/jvmkit/perfmap/jitlog"
+	"github.com/jvmkit/jvmkit/internal/javaname"
 )
 
-func TestJavaName(t *testing.T) {
-	all := jitlog.NameOptions{Params: true, Return: true}
-	params := jitlog.NameOptions{Params: true}
+func TestName(t *testing.T) {
+	all := javaname.Options{Params: true, Return: true}
+	params := javaname.Options{Params: true}
 	for _, c := range []struct {
 		class, method, sig string
-		opts               jitlog.NameOptions
+		opts               javaname.Options
 		want               string
 	}{
-		{"java/lang/String", "hashCode", "()I", jitlog.NameOptions{}, "java.lang.String.hashCode"},
+		{"java/lang/String", "hashCode", "()I", javaname.Options{}, "java.lang.String.hashCode"},
 		{"java/lang/String", "hashCode", "()I", params, "java.lang.String.hashCode()"},
 		{"java/lang/String", "hashCode", "()I", all, "int java.lang.String.hashCode()"},
 		{"Foo", "bar", "(I[Ljava/lang/Object;)V", params, "Foo.bar(int, java.lang.Object[])"},
-		{"Foo", "bar", "(I[Ljava/lang/Object;)V", jitlog.NameOptions{Return: true}, "void Foo.bar"},
+		{"Foo", "bar", "(I[Ljava/lang/Object;)V", javaname.Options{Return: true}, "void Foo.bar"},
 		// As Compiler.perfmap names them (HotSpot's Method::external_name).
 		{"java/util/HashMap", "merge", "(Ljava/lang/Object;Ljava/lang/Object;Ljava/util/function/BiFunction;)Ljava/lang/Object;", all,
 			"java.lang.Object java.util.HashMap.merge(java.lang.Object, java.lang.Object, java.util.function.BiFunction)"},
@@ -36,41 +36,41 @@ func TestJavaName(t *testing.T) {
 		// A signature cut short by a probe's string limit: kept as it is.
 		{"Foo", "bar", "(I[Ljava/lang/Obj", params, "Foo.bar(I[Ljava/lang/Obj"},
 		{"Foo", "bar", "", all, "Foo.bar"},
-		{"Foo", "bar", "garbage", jitlog.NameOptions{}, "Foo.bar"},
+		{"Foo", "bar", "garbage", javaname.Options{}, "Foo.bar"},
 	} {
-		if got := jitlog.JavaName(c.class, c.method, c.sig, c.opts); got != c.want {
+		if got := javaname.Name(c.class, c.method, c.sig, c.opts); got != c.want {
 			t.Errorf("JavaName(%q, %q, %q, %+v) = %q, want %q", c.class, c.method, c.sig, c.opts, got, c.want)
 		}
 	}
 }
 
 func TestParseMethodDescriptor(t *testing.T) {
-	mt, err := jitlog.ParseMethodDescriptor("(I[Ljava/lang/Object;)V")
+	mt, err := javaname.ParseMethodDescriptor("(I[Ljava/lang/Object;)V")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(jitlog.MethodType{Params: []string{"int", "java.lang.Object[]"}, Return: "void"}, mt); diff != "" {
+	if diff := cmp.Diff(javaname.MethodType{Params: []string{"int", "java.lang.Object[]"}, Return: "void"}, mt); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	for _, bad := range []string{"", "I", "(", "(I", "()", "()VV", "(V)V", "(L;)V", "(Ljava/lang/String)V", "([)V",
 		"(Q)V", "()II", "(La.b;)V", "(" + strings.Repeat("[", 256) + "I)V", "(L(;)V"} {
-		if mt, err := jitlog.ParseMethodDescriptor(bad); err == nil {
+		if mt, err := javaname.ParseMethodDescriptor(bad); err == nil {
 			t.Errorf("ParseMethodDescriptor(%q) = %+v, want an error", bad, mt)
 		}
 	}
-	if _, err := jitlog.ParseMethodDescriptor("(" + strings.Repeat("[", 255) + "I)V"); err != nil {
+	if _, err := javaname.ParseMethodDescriptor("(" + strings.Repeat("[", 255) + "I)V"); err != nil {
 		t.Errorf("255 dimensions: %v", err)
 	}
 }
 
-func FuzzJavaName(f *testing.F) {
+func FuzzName(f *testing.F) {
 	f.Add("java/lang/String", "hashCode", "(I[Ljava/lang/Object;)V")
 	f.Add("Burn$$Lambda+0x0000000801001234", "run", "()[[Ljava/lang/String;")
 	f.Add("", "", "(")
 	f.Fuzz(func(t *testing.T, class, method, sig string) {
-		plain := jitlog.JavaName(class, method, sig, jitlog.NameOptions{})
-		full := jitlog.JavaName(class, method, sig, jitlog.NameOptions{Params: true, Return: true})
-		mt, err := jitlog.ParseMethodDescriptor(sig)
+		plain := javaname.Name(class, method, sig, javaname.Options{})
+		full := javaname.Name(class, method, sig, javaname.Options{Params: true, Return: true})
+		mt, err := javaname.ParseMethodDescriptor(sig)
 		if err != nil {
 			if full != plain+sig {
 				t.Fatalf("bad descriptor %q: %q, want %q", sig, full, plain+sig)
