@@ -125,6 +125,15 @@ func (in *input) varint() uint64 {
 	return v
 }
 
+// size reads an event size: a varint in compressed recordings, else a 32-bit integer (the JVM
+// writes sizes as u4 when integers are not compressed).
+func (in *input) size() int64 {
+	if in.compressed {
+		return int64(in.varint())
+	}
+	return int64(in.be32())
+}
+
 func (in *input) long() int64 {
 	if in.compressed {
 		return int64(in.varint())

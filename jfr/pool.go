@@ -32,7 +32,7 @@ const maxDepth = 10000
 // readCheckpoint indexes the constants of the checkpoint event at chunk offset at.
 func (c *Chunk) readCheckpoint(at int64) error {
 	in := c.in(at, int64(len(c.data)))
-	size := in.long()
+	size := in.size()
 	in.long() // type id, checked by the caller or the scan
 	if in.err == nil && (size <= 0 || size > int64(len(c.data))-at) {
 		return c.damage(c.Offset+at, fmt.Errorf("checkpoint event size %d is outside the chunk", size))

@@ -198,7 +198,7 @@ func (r *Recording) readChunk(off int64, index int, prev *Chunk) (*Chunk, error)
 	var scanErr error
 	for pos < limit {
 		in := input{b: c.data[:limit], pos: int(pos), base: off, compressed: h.Compressed()}
-		size := in.long()
+		size := in.size()
 		typeID := in.long()
 		if in.err != nil {
 			scanErr = damage(off+pos, "event header: %v (the recording is cut short or corrupt)", in.err)
@@ -325,7 +325,7 @@ func (r *Recording) readChunk(off int64, index int, prev *Chunk) (*Chunk, error)
 		}
 		e.typ = t
 		in := c.in(int64(e.off), int64(e.off)+int64(e.size))
-		in.long() // size
+		in.size() // size
 		in.long() // type
 		var start, dur int64
 		if len(t.Fields) > 0 {
@@ -366,7 +366,7 @@ func (c *Chunk) readMetadataAt(at int64) (*Metadata, error) {
 		return nil, c.damage(c.Offset+at, fmt.Errorf("metadata offset %d is outside the chunk", at))
 	}
 	in := c.in(at, int64(len(c.data)))
-	size := in.long()
+	size := in.size()
 	typeID := in.long()
 	if in.err == nil && typeID != metadataTypeID {
 		return nil, c.damage(c.Offset+at, fmt.Errorf("expected the metadata event, found an event of type %d", typeID))
@@ -391,7 +391,7 @@ func (c *Chunk) readMetadataAt(at int64) (*Metadata, error) {
 
 func (c *Chunk) checkpointDelta(at int64) (int64, error) {
 	in := c.in(at, int64(len(c.data)))
-	in.long() // size
+	in.size() // size
 	typeID := in.long()
 	in.long() // start
 	in.long() // duration

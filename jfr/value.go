@@ -228,7 +228,7 @@ func (c *Chunk) decodeElem(in *input, f *Field, depth int) any {
 // event decodes the i-th event of the chunk (file order).
 func (c *Chunk) event(ref *eventRef) (*Event, error) {
 	in := c.in(int64(ref.off), int64(ref.off)+int64(ref.size))
-	in.long() // size
+	in.size() // size
 	in.long() // type
 	t := ref.typ
 	e := &Event{Object: Object{Type: t, Values: make([]any, len(t.Fields))}, Chunk: c, Offset: c.Offset + int64(ref.off), Size: int(ref.size)}

@@ -1,0 +1,269 @@
+package jfr
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// Comparing our JSON lines with the JDK's `jfr print --json`: values, not text (the JDK indents,
+// escapes "/" and non-ASCII, and writes 1.0E-7 where we write 1e-07). Numbers compare as exact
+// decimals; keys in order.
+
+// jdkCompat tells what an older JDK's tool prints differently (see doc.go): unsigned numbers with
+// their sign, and a Long.MAX_VALUE timespan in milliseconds.
+type jdkCompat struct {
+	signedUnsigned bool
+}
+
+// diffJSON returns the first difference between want (the JDK's) and got, or "".
+func diffJSON(path string, want, got any, compat jdkCompat) string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return fmt.Sprintf("%s: want an object, got %v", path, brief(got))
+		}
+		if len(g) != len(w) {
+			return fmt.Sprintf("%s: want keys %v, got %v", path, keys(w), keys(g))
+		}
+		for _, k := range keys(w) {
+			if _, ok := g[k]; !ok {
+				return fmt.Sprintf("%s: no key %q", path, k)
+			}
+			if d := diffJSON(path+"."+k, w[k], g[k], compat); d != "" {
+				return d
+			}
+		}
+		return ""
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return fmt.Sprintf("%s: want %d elements, got %v", path, len(w), brief(got))
+		}
+		for i := range w {
+			if d := diffJSON(fmt.Sprintf("%s[%d]", path, i), w[i], g[i], compat); d != "" {
+				return d
+			}
+		}
+		return ""
+	case json.Number:
+		g, ok := got.(json.Number)
+		if !ok {
+			return fmt.Sprintf("%s: want %s, got %v", path, w, brief(got))
+		}
+		a, aok := new(big.Rat).SetString(string(w))
+		b, bok := new(big.Rat).SetString(string(g))
+		if !aok || !bok {
+			return fmt.Sprintf("%s: numbers %s and %s", path, w, g)
+		}
+		if a.Cmp(b) == 0 {
+			return ""
+		}
+		if compat.signedUnsigned && a.Sign() < 0 && a.IsInt() && b.IsInt() {
+			// The old tool's signed reading of an unsigned field: equal modulo 2^64.
+			mod := new(big.Int).Lsh(big.NewInt(1), 64)
+			if new(big.Int).Add(a.Num(), mod).Cmp(b.Num()) == 0 {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%s: want %s, got %s", path, w, g)
+	case string:
+		if g, ok := got.(string); ok && (g == w || compat.signedUnsigned && w == "PT2562047788015H12M55.807S" && g == "PT2562047788015215H30M7.999999999S") {
+			return ""
+		}
+		return fmt.Sprintf("%s: want %q, got %v", path, w, brief(got))
+	default:
+		if fmt.Sprint(want) == fmt.Sprint(got) {
+			return ""
+		}
+		return fmt.Sprintf("%s: want %v, got %v", path, want, brief(got))
+	}
+}
+
+func brief(v any) string {
+	s := fmt.Sprintf("%#v", v)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// jdkEvents reads `jfr print --json` output.
+func jdkEvents(t testing.TB, r io.Reader) []any {
+	t.Helper()
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	var doc struct {
+		Recording struct {
+			Events []any `json:"events"`
+		} `json:"recording"`
+	}
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("jfr print --json output: %v", err)
+	}
+	return doc.Recording.Events
+}
+
+// ourEvents reads our JSON lines.
+func ourEvents(t testing.TB, r io.Reader) []any {
+	t.Helper()
+	var out []any
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 256<<20)
+	for sc.Scan() {
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("line %d: %v", len(out)+1, err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// compareEvents fails the test at the first event that differs, and reports how many of each type
+// were compared.
+func compareEvents(t testing.TB, want, got []any, compat jdkCompat) map[string]int {
+	t.Helper()
+	if len(want) != len(got) {
+		t.Errorf("the JDK printed %d events, we printed %d", len(want), len(got))
+	}
+	types := map[string]int{}
+	for i := range min(len(want), len(got)) {
+		typ, _ := want[i].(map[string]any)["type"].(string)
+		if d := diffJSON(fmt.Sprintf("event %d (%s)", i, typ), want[i], got[i], compat); d != "" {
+			t.Fatalf("%s", d)
+		}
+		types[typ]++
+	}
+	return types
+}
+
+func gunzipFile(t testing.TB, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestGolden: a small JDK 17 recording (testdata/small.jfc settings on the Leak workload, dumped
+// with path-to-gc-roots=true) printed as JDK 25's `jfr print --json --stack-depth 100000` prints it.
+// Live tests make fresh recordings of every kind on every JDK; this one runs without a JDK.
+func TestGolden(t *testing.T) {
+	data := gunzipFile(t, filepath.Join("testdata", "small17.jfr.gz"))
+	r, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	w := r.NewJSONWriter(&b, JSONOptions{})
+	for e, err := range r.Events(EventOptions{Ordered: true}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(e)
+	}
+	w.Flush()
+	want := jdkEvents(t, bytes.NewReader(gunzipFile(t, filepath.Join("testdata", "small17.jdk25.json.gz"))))
+	types := compareEvents(t, want, ourEvents(t, &b), jdkCompat{})
+	if types["jdk.OldObjectSample"] == 0 {
+		t.Errorf("no Old Object Samples compared: %v", types)
+	}
+	groups, n, err := Leaks(r)
+	if err != nil || n == 0 || len(groups) == 0 {
+		t.Fatalf("leaks: %d samples, %d groups, %v", n, len(groups), err)
+	}
+	if g := groups[0]; g.Root == nil || !strings.Contains(chainKey(&g.Samples[0]), "LEAK") {
+		t.Errorf("first group is not the Leak workload's: %+v", g.Chain)
+	}
+}
+
+var updateSeeds = flag.Bool("update-seeds", false, "rewrite testdata/fuzz/FuzzParse")
+
+// TestSeeds writes the seed corpus with -update-seeds: synthetic recordings (compressed and fixed-width
+// integers), cut inside each chunk, with corrupt bytes in the metadata, a checkpoint and an event, and
+// the start of a real recording.
+func TestSeeds(t *testing.T) {
+	if !*updateSeeds {
+		t.Skip("run with -update-seeds to rewrite the seed corpus")
+	}
+	dir := filepath.Join("testdata", "fuzz", "FuzzParse")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) {
+		content := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := syntheticRecording(false)
+	write("synthetic", d)
+	write("synthetic-fixed", syntheticRecording(true))
+	write("cut-chunk1", d[:900])
+	write("cut-chunk2", d[:len(d)-40])
+	corrupt := func(at int) []byte {
+		c := bytes.Clone(d)
+		c[at] ^= 0xff
+		return c
+	}
+	r, err := Parse(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0 := r.Chunks[0]
+	write("corrupt-metadata", corrupt(int(c0.Header.MetadataOffset)+40))
+	write("corrupt-checkpoint", corrupt(int(c0.Header.ConstantPoolOffset)+9))
+	write("corrupt-event", corrupt(int(c0.events[0].off)+6))
+	real := gunzipFile(t, filepath.Join("testdata", "small17.jfr.gz"))
+	write("real-cut", real[:HeaderSize+300])
+}
+
+func FuzzParse(f *testing.F) {
+	for _, fixed := range []bool{false, true} {
+		d := syntheticRecording(fixed)
+		f.Add(d)
+		f.Add(d[:len(d)/2])
+		f.Add(d[:len(d)-7])
+	}
+	real := gunzipFile(f, filepath.Join("testdata", "small17.jfr.gz"))
+	f.Add(real[:HeaderSize+200])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		readAll(t, data)
+	})
+}
