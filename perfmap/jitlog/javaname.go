@@ -11,7 +11,9 @@ type NameOptions = javaname.Options
 type MethodType = javaname.MethodType
 
 // ParseMethodDescriptor parses a JVM method descriptor such as "(I[Ljava/lang/Object;)V".
-func ParseMethodDescriptor(desc string) (MethodType, error) { return javaname.ParseMethodDescriptor(desc) }
+func ParseMethodDescriptor(desc string) (MethodType, error) {
+	return javaname.ParseMethodDescriptor(desc)
+}
 
 // JavaClassName turns a JVM-internal class name into the Java form (see javaname.ClassName).
 func JavaClassName(class string) string { return javaname.ClassName(class) }
