@@ -14,6 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/guard"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/usdt/hotspot"
 	"github.com/jvmkit/jvmkit/vmstructs"
@@ -38,7 +41,7 @@ const sampleNote = "sample: DTraceAllocProbes was switched on at run time, so co
 
 func (a *jvmkit) allocCmd() *cobra.Command {
 	var duration time.Duration
-	var switchFlags, folded, events bool
+	var switchFlags, folded, events, restore bool
 	var top int
 	var sf allocStackFlags
 	cmd := &cobra.Command{
@@ -61,9 +64,18 @@ class's share of the samples roughly estimates its share of the bytes allocated 
 allocated class came first, but shares were off by up to 20 points: read them as a ranking); the counts
 are not totals.
 Methods compiled while the flag is on include the probe; on JDK 21 and later they keep calling it after
-the flag is restored, until they are compiled again (no uprobe is left, so the call is cheap). If alloc
-is killed with SIGKILL, the flag stays on: restore it with 'jvmkit flags <pid> --set
-DTraceAllocProbes=false --write-memory'.
+the flag is restored, until they are compiled again (no uprobe is left, so the call is cheap).
+
+The JVM is not left changed even if alloc is killed: before it switches the flag, alloc records the
+change in /run/jvmkit and starts a guardian (the same binary, in a session of its own, ignoring SIGINT,
+SIGTERM and SIGHUP) that watches alloc and the JVM and restores the flag within milliseconds if alloc
+dies without doing so (SIGKILL, the OOM killer). Two alloc --switch-flags on one JVM share the change:
+the flag goes off when the last ends. If alloc and its guardian are both killed, the next alloc on that
+JVM restores the flag first, 'jvmkit alloc --restore <pid>' restores it at once, and 'jvmkit flags' says
+that it was left behind.
+
+When the JVM exits during the trace, alloc prints what it counted until then, says how the JVM ended
+(its exit status or the signal that killed it, where the kernel reports it) and exits with status 3.
 
 Output: one line per class, most allocations first (most samples in a sample), with counts, bytes and
 shares; --top limits the lines. Class names are Java names (byte[], java.lang.String). --json prints
@@ -85,6 +97,14 @@ is printed at the end.`,
 			if err != nil || pid <= 0 {
 				return usagef("%q is not a pid", args[0])
 			}
+			if restore {
+				for _, name := range []string{"duration", "switch-flags", "top", "folded", "events", "stacks"} {
+					if cmd.Flags().Changed(name) {
+						return usagef("--restore takes only the pid")
+					}
+				}
+				return a.runAllocRestore(cmd.Context(), pid)
+			}
 			if duration < 0 || top < 0 {
 				return usagef("--duration and --top must not be negative")
 			}
@@ -103,6 +123,7 @@ is printed at the end.`,
 	f := cmd.Flags()
 	f.DurationVar(&duration, "duration", 0, "stop after this long (0: at Ctrl-C, SIGTERM or when the JVM exits)")
 	f.BoolVar(&switchFlags, "switch-flags", false, "turn DTraceAllocProbes on for the trace if it is off, and restore it after")
+	f.BoolVar(&restore, "restore", false, "restore what an alloc --switch-flags killed with its guardian left changed, and exit")
 	f.IntVar(&top, "top", 0, "print only the first N classes (0: all)")
 	f.BoolVar(&folded, "folded", false, "print folded lines (class value) for flame graph tools")
 	f.BoolVar(&events, "events", false, "read every event through a ring buffer and count in jvmkit (slower; for comparison)")
@@ -111,69 +132,99 @@ is printed at the end.`,
 	return cmd
 }
 
+// restoreJSON is the data of jvmkit.alloc.restore/v1.
+type restoreJSON struct {
+	PID      int            `json:"pid"`
+	Restored []guard.Change `json:"restored"`
+	Held     []guard.Change `json:"held"` // by running commands: restored when the last of them ends
+}
+
+// runAllocRestore undoes the changes to JVM pid that jvmkit recorded and no running jvmkit holds.
+func (a *jvmkit) runAllocRestore(ctx context.Context, pid int) error {
+	store, err := guard.OpenStoreIfExists(guard.DefaultDir)
+	if err != nil {
+		return err
+	}
+	var restored, held []guard.Change
+	if store != nil {
+		defer func() { _ = store.Close() }()
+		if restored, held, err = guard.RestoreLeft(ctx, store, pid, "jvmkit alloc --restore"); err != nil {
+			return err
+		}
+	} else if _, err := guard.Identify(pid); err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON("jvmkit.alloc.restore/v1", restoreJSON{PID: pid, Restored: append([]guard.Change{}, restored...),
+			Held: append([]guard.Change{}, held...)})
+	}
+	for _, c := range restored {
+		fmt.Fprintf(a.stdout, "restored %s to %s in process %d (%s set it %s at %s)\n", c.Name, c.Old, pid, c.By, c.New, c.At.Format(time.RFC3339))
+	}
+	for _, c := range held {
+		fmt.Fprintf(a.stdout, "%s stays %s in process %d: held by %s, which restores it when it ends\n", c.Name, c.New, pid, guard.Holders(&c))
+	}
+	if len(restored)+len(held) == 0 {
+		fmt.Fprintf(a.stdout, "nothing to restore in process %d: jvmkit has no change to it on record\n", pid)
+	}
+	return nil
+}
+
 // allocTarget is a JVM opened for an allocation trace, and the state of its DTrace flags.
 type allocTarget struct {
+	pid     int
 	j       *vmstructs.JVM
 	version string
 	flags   []hotspot.FlagState
 	on      bool // DTraceAllocProbes is on: object__alloc fires for every allocation
+	exit    *procfs.ExitWatcher
 }
 
-// openAllocTarget opens JVM pid for an allocation trace. With DTraceAllocProbes off and no
-// --switch-flags it fails, saying what to do; the JVM's flag and --switch-flags complete the message
-// (" to count every allocation", " and sample allocations"). The caller closes t.j.
-func openAllocTarget(ctx context.Context, pid int, switchFlags bool, startHint, switchHint string) (*allocTarget, error) {
-	j, err := vmstructs.Open(ctx, pid)
+// close releases the target.
+func (t *allocTarget) close() {
+	_ = t.j.Close()
+	t.exit.Close()
+}
+
+// switchedByJvmkit looks at jvmkit's record of t's JVM when DTraceAllocProbes is on: if jvmkit switched it
+// on, t.on becomes false (the JVM did not start with it, only a sample fires). A change left behind (its
+// command and guardian were killed) is restored first, and t.flags read again; a change a live command
+// holds is returned.
+func (a *jvmkit) switchedByJvmkit(ctx context.Context, t *allocTarget) (*guard.Change, error) {
+	store, err := guard.OpenStoreIfExists(guard.DefaultDir)
+	if err != nil || store == nil {
+		return nil, err
+	}
+	defer func() { _ = store.Close() }()
+	rec, err := guard.Read(store, t.pid)
 	if err != nil {
 		return nil, err
 	}
-	t := &allocTarget{j: j}
-	t.version, _ = j.Version()
-	if t.flags, err = hotspot.ReadFlags(j); err != nil {
-		_ = j.Close()
+	c := rec.Find(guard.KindBoolFlag, hotspot.AllocProbes)
+	if c == nil {
+		return nil, nil
+	}
+	t.on = false
+	if c.Held() {
+		return c, nil
+	}
+	restored, _, err := guard.RestoreLeft(ctx, store, t.pid, "jvmkit alloc (next run)")
+	if err != nil {
 		return nil, err
 	}
-	t.on = hotspot.FlagOn(t.flags, hotspot.AllocProbes)
-	if !t.on && !switchFlags {
-		_ = j.Close()
-		return nil, fmt.Errorf("alloc: %s is off in process %d, so object__alloc does not fire: start the JVM with "+
-			"-XX:+%s%s, or pass --switch-flags to turn it on for the trace%s (see jvmkit alloc --help)",
-			hotspot.AllocProbes, pid, hotspot.AllocProbes, startHint, switchHint)
+	for _, r := range restored {
+		fmt.Fprintf(a.stderr, "jvmkit: alloc: restored %s to %s in process %d: %s left it %s at %s (it and its guardian were killed)\n",
+			r.Name, r.Old, t.pid, r.By, r.New, r.At.Format(time.RFC3339))
 	}
-	return t, nil
+	if t.flags, err = hotspot.ReadFlags(t.j); err != nil {
+		return nil, err
+	}
+	return nil, nil
 }
 
-func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, switchFlags, events bool, top int, folded bool) (err error) {
-	t, err := openAllocTarget(ctx, pid, switchFlags, " to count every allocation", " and sample allocations")
-	if err != nil {
-		return err
-	}
-	j, version, flags, on := t.j, t.version, t.flags, t.on
-	defer func() { _ = j.Close() }()
-	mods, err := usdt.Modules(ctx, pid)
-	if err != nil {
-		return err
-	}
-	tr, err := hotspot.TraceAlloc(ctx, pid, mods, hotspot.AllocOptions{Events: events})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = tr.Close() }()
-
-	var sw *allocSwitch
-	if !on {
-		if ctx, sw, err = a.switchAllocProbes(ctx, pid, j); err != nil {
-			return err
-		}
-		defer func() {
-			if rerr := sw.close(); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-		}()
-	}
-
-	fmt.Fprintf(a.stderr, "jvmkit: alloc: counting allocations in process %d (%d object__alloc sites)\n", pid, len(tr.Sites()))
-	start := time.Now()
+// waitAlloc waits for the end of a trace: ctx (SIGINT, SIGTERM, SIGHUP), --duration or the JVM's exit
+// (gone).
+func waitAlloc(ctx context.Context, duration time.Duration, exited <-chan struct{}) (gone bool) {
 	var timeout <-chan time.Time
 	if duration > 0 {
 		timer := time.NewTimer(duration)
@@ -183,13 +234,121 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	select {
 	case <-ctx.Done():
 	case <-timeout:
-	case <-tr.Exited():
+	case <-exited:
+		return true
 	}
+	return false
+}
+
+// exitedError is a trace whose JVM exited before the trace ended: what was counted until then is
+// printed, and the exit status says the target is gone.
+type exitedError struct {
+	pid    int
+	status procfs.ExitStatus
+	after  time.Duration
+}
+
+func (e *exitedError) Error() string {
+	return fmt.Sprintf("alloc: process %d %s %.1fs into the trace (what was recorded until then is printed)", e.pid, e.status, e.after.Seconds())
+}
+
+// Is makes the error an attach.ErrProcessGone (exit status 3).
+func (e *exitedError) Is(target error) bool { return target == attach.ErrProcessGone }
+
+func (t *allocTarget) exitedError(after time.Duration) error {
+	select {
+	case <-t.exit.Exited():
+	case <-time.After(time.Second): // the trace saw the exit first; the watcher follows at once
+	}
+	return &exitedError{pid: t.pid, status: t.exit.Status(), after: after}
+}
+
+// openAllocTarget opens JVM pid for an allocation trace. With DTraceAllocProbes off and no
+// --switch-flags it fails, saying what to do; the JVM's flag and --switch-flags complete the message
+// (" to count every allocation", " and sample allocations"). The caller closes t.j.
+func (a *jvmkit) openAllocTarget(ctx context.Context, pid int, switchFlags bool, startHint, switchHint string) (*allocTarget, error) {
+	exit, err := procfs.Default.WatchExit(pid)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
+		}
+		return nil, fmt.Errorf("alloc: watch process %d: %w", pid, err)
+	}
+	j, err := vmstructs.Open(ctx, pid)
+	if err != nil {
+		exit.Close()
+		return nil, err
+	}
+	t := &allocTarget{pid: pid, j: j, exit: exit}
+	t.version, _ = j.Version()
+	if t.flags, err = hotspot.ReadFlags(j); err != nil {
+		t.close()
+		return nil, err
+	}
+	t.on = hotspot.FlagOn(t.flags, hotspot.AllocProbes)
+	var held *guard.Change // the flag is on because another jvmkit switched it on
+	if t.on {
+		if held, err = a.switchedByJvmkit(ctx, t); err != nil {
+			t.close()
+			return nil, err
+		}
+	}
+	if held != nil && !switchFlags {
+		t.close()
+		return nil, fmt.Errorf("alloc: %s is on in process %d only because %s switched it on, so only a sample of "+
+			"allocations fires: pass --switch-flags to share it (it is switched off when the last of you ends)",
+			hotspot.AllocProbes, pid, guard.Holders(held))
+	}
+	if !t.on && !switchFlags {
+		t.close()
+		return nil, fmt.Errorf("alloc: %s is off in process %d, so object__alloc does not fire: start the JVM with "+
+			"-XX:+%s%s, or pass --switch-flags to turn it on for the trace%s (see jvmkit alloc --help)",
+			hotspot.AllocProbes, pid, hotspot.AllocProbes, startHint, switchHint)
+	}
+	return t, nil
+}
+
+func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, switchFlags, events bool, top int, folded bool) (err error) {
+	t, err := a.openAllocTarget(ctx, pid, switchFlags, " to count every allocation", " and sample allocations")
+	if err != nil {
+		return err
+	}
+	j, version, flags, on := t.j, t.version, t.flags, t.on
+	defer t.close()
+	var sw *allocSwitch
+	if !on {
+		if ctx, sw, err = a.prepareAllocSwitch(ctx, pid); err != nil {
+			return err
+		}
+		defer func() {
+			if rerr := sw.close(); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}()
+	}
+	mods, err := usdt.Modules(ctx, pid)
+	if err != nil {
+		return err
+	}
+	tr, err := hotspot.TraceAlloc(ctx, pid, mods, hotspot.AllocOptions{Events: events})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tr.Close() }()
+	if sw != nil {
+		if err := sw.on(j); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(a.stderr, "jvmkit: alloc: counting allocations in process %d (%d object__alloc sites)\n", pid, len(tr.Sites()))
+	start := time.Now()
+	gone := waitAlloc(ctx, duration, t.exit.Exited())
 	elapsed := time.Since(start)
 	var switched []string
 	if sw != nil {
 		switched = sw.sw.Changed()
-		if rerr := sw.off(); rerr != nil {
+		if rerr := sw.off(gone); rerr != nil {
 			return rerr
 		}
 	}
@@ -200,6 +359,11 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if gone {
+			err = errors.Join(err, t.exitedError(elapsed))
+		}
+	}()
 	sample := !on
 	if prof.Lost > 0 {
 		fmt.Fprintf(a.stderr, "jvmkit: alloc: %d allocations were not counted (too many classes or a full buffer)\n", prof.Lost)
@@ -390,20 +554,25 @@ func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) err
 	return derr
 }
 
-// allocSwitch is DTraceAllocProbes turned on for one trace (--switch-flags).
+// allocSwitch is DTraceAllocProbes turned on for one trace (--switch-flags), kept by a guardian process
+// (internal/guard) that restores it if alloc is killed.
 type allocSwitch struct {
 	sw      *hotspot.Switch
 	w       *vmstructs.ProcessMemoryWriter
+	store   *guard.Store
+	sess    *guard.Session
 	cancel  context.CancelFunc
 	stopHup func()
 	stderr  io.Writer
 	said    bool
 }
 
-// switchAllocProbes turns DTraceAllocProbes on in JVM pid. The context it returns is also cancelled
-// by SIGHUP (SIGINT and SIGTERM already cancel ctx, see run): a closed terminal must not end the
-// tool with the flag on. The caller defers close at once.
-func (a *jvmkit) switchAllocProbes(ctx context.Context, pid int, j *vmstructs.JVM) (context.Context, *allocSwitch, error) {
+// prepareAllocSwitch gets ready to turn DTraceAllocProbes on in JVM pid: it starts the guardian, before
+// the trace's eBPF objects exist (see internal/guard: a killed command's pipe to its guardian must close
+// before them). The context it returns is also cancelled by SIGHUP (SIGINT and SIGTERM already cancel
+// ctx, see run): a closed terminal must not end the tool with the flag on. The caller defers close at
+// once, and calls on when the trace is attached.
+func (a *jvmkit) prepareAllocSwitch(ctx context.Context, pid int) (context.Context, *allocSwitch, error) {
 	s := &allocSwitch{stderr: a.stderr, stopHup: func() {}}
 	hup := make(chan os.Signal, 1)
 	if sigs := hupSignals(); len(sigs) > 0 { // Notify without signals would relay them all
@@ -419,19 +588,32 @@ func (a *jvmkit) switchAllocProbes(ctx context.Context, pid int, j *vmstructs.JV
 		}
 	}()
 	var err error
-	if s.w, err = vmstructs.OpenProcessMemoryWriter(pid); err == nil {
-		s.sw, err = hotspot.SwitchOn(j, s.w, hotspot.AllocProbes)
+	if s.store, err = guard.OpenStore(guard.DefaultDir); err == nil {
+		if s.sess, err = guard.Begin(ctx, s.store, pid, "jvmkit alloc --switch-flags"); err == nil {
+			s.w, err = vmstructs.OpenProcessMemoryWriter(pid)
+		}
 	}
 	if err != nil {
 		_ = s.close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("alloc: switch %s on: %w", hotspot.AllocProbes, err)
 	}
-	fmt.Fprintf(a.stderr, "jvmkit: alloc: switched %s on in process %d; it is switched off when alloc ends\n", hotspot.AllocProbes, pid)
 	return ctx, s, nil
 }
 
-// off puts the flag back and says so; later calls do nothing.
-func (s *allocSwitch) off() error {
+// on turns the flag on.
+func (s *allocSwitch) on(j *vmstructs.JVM) error {
+	var err error
+	if s.sw, err = hotspot.SwitchOnKept(j, s.w, s.sess, hotspot.AllocProbes); err != nil {
+		return fmt.Errorf("alloc: %w", err)
+	}
+	fmt.Fprintf(s.stderr, "jvmkit: alloc: switched %s on in process %d; it is switched off when alloc ends "+
+		"(guardian pid %d restores it if alloc is killed)\n", hotspot.AllocProbes, j.PID, s.sess.Guardian())
+	return nil
+}
+
+// off puts the flag back and says so; later calls do nothing. When the JVM is gone there is nothing
+// to put back, and nothing is said.
+func (s *allocSwitch) off(gone bool) error {
 	if s.sw == nil || s.said {
 		return nil
 	}
@@ -440,16 +622,26 @@ func (s *allocSwitch) off() error {
 		return err
 	}
 	s.said = true
-	fmt.Fprintf(s.stderr, "jvmkit: alloc: switched %s off again\n", strings.Join(switched, ", "))
+	if !gone && len(switched) > 0 {
+		fmt.Fprintf(s.stderr, "jvmkit: alloc: switched %s off again\n", strings.Join(switched, ", "))
+	}
 	return nil
 }
 
-// close puts the flag back if off has not, and releases what the switch holds.
+// close puts the flag back if off has not, and releases what the switch holds (the guardian exits).
 func (s *allocSwitch) close() error {
-	err := s.off()
+	err := s.off(false)
+	if s.sess == nil { // prepareAllocSwitch failed before the session
+		s.cancel()
+		s.stopHup()
+		_ = s.store.Close()
+		return err
+	}
 	if s.w != nil {
 		_ = s.w.Close()
 	}
+	_ = s.sess.Close()
+	_ = s.store.Close()
 	s.cancel()
 	s.stopHup()
 	return err

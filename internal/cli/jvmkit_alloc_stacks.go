@@ -65,18 +65,29 @@ func (sf *allocStackFlags) check(cmd *cobra.Command, other bool) error {
 }
 
 func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Duration, switchFlags bool, sf *allocStackFlags) (err error) {
-	t, err := openAllocTarget(ctx, pid, switchFlags, "", "")
+	t, err := a.openAllocTarget(ctx, pid, switchFlags, "", "")
 	if err != nil {
 		return err
 	}
 	j, version, on := t.j, t.version, t.on
-	defer func() { _ = j.Close() }()
+	defer t.close()
 	sample := sf.sample
 	if sample == 0 {
 		sample = 1
 		if on {
 			sample = defaultFullSample
 		}
+	}
+	var sw *allocSwitch
+	if !on {
+		if ctx, sw, err = a.prepareAllocSwitch(ctx, pid); err != nil {
+			return err
+		}
+		defer func() {
+			if rerr := sw.close(); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}()
 	}
 	w, err := unwind.New(j, unwind.Options{Native: unwind.NewProcessSymbols(pid)})
 	if err != nil {
@@ -92,36 +103,25 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	}
 	defer func() { _ = tr.Close() }()
 
-	var sw *allocSwitch
-	if !on {
-		if ctx, sw, err = a.switchAllocProbes(ctx, pid, j); err != nil {
+	if sw != nil {
+		if err := sw.on(j); err != nil {
 			return err
 		}
-		defer func() {
-			if rerr := sw.close(); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-		}()
 	}
 
 	fmt.Fprintf(a.stderr, "jvmkit: alloc: recording allocation stacks in process %d (%d object__alloc sites, one firing in %d)\n", pid, len(tr.Sites()), sample)
 	start := time.Now()
-	var timeout <-chan time.Time
-	if duration > 0 {
-		timer := time.NewTimer(duration)
-		defer timer.Stop()
-		timeout = timer.C
-	}
-	select {
-	case <-ctx.Done():
-	case <-timeout:
-	case <-tr.Exited():
-	}
+	gone := waitAlloc(ctx, duration, t.exit.Exited())
 	if sw != nil {
-		if rerr := sw.off(); rerr != nil {
+		if rerr := sw.off(gone); rerr != nil {
 			return rerr
 		}
 	}
+	defer func() {
+		if gone {
+			err = errors.Join(err, t.exitedError(time.Since(start)))
+		}
+	}()
 	if err := tr.Stop(); err != nil {
 		return err
 	}

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jvmkit/jvmkit/internal/guard"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
@@ -47,6 +50,10 @@ flags are the ones meant to change at run time; prefer 'jcmd <pid> VM.set_flag' 
 type flagsJSON struct {
 	Version string           `json:"version,omitempty"`
 	Flags   []vmstructs.Flag `json:"flags"`
+	// Changes are jvmkit's changes to the printed flags still in force, History what jvmkit did to them
+	// (internal/guard's record of the JVM).
+	Changes []guard.Change `json:"jvmkit_changes,omitempty"`
+	History []guard.Entry  `json:"jvmkit_history,omitempty"`
 }
 
 func (a *jvmkit) printFlags(cmd *cobra.Command, target string, names []string) error {
@@ -75,23 +82,95 @@ func (a *jvmkit) printFlags(cmd *cobra.Command, target string, names []string) e
 			flags = append(flags, f)
 		}
 	}
+	var changes []guard.Change
+	var history []guard.Entry
+	if j.PID > 0 {
+		changes, history = jvmkitChanges(j.PID, flags)
+	}
 	if a.json {
 		v, _ := j.Version()
 		if flags == nil {
 			flags = []vmstructs.Flag{}
 		}
-		if err := a.printJSON("jvmkit.flags/v1", flagsJSON{Version: v, Flags: flags}); err != nil {
+		if err := a.printJSON("jvmkit.flags/v1", flagsJSON{Version: v, Flags: flags, Changes: changes, History: history}); err != nil {
 			return err
 		}
 	} else {
 		for _, f := range flags {
 			writeFlagLine(a.stdout, f)
 		}
+		a.noteChanges(j.PID, changes, history)
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: %s", vmstructs.ErrNoSuchFlag, strings.Join(missing, ", "))
 	}
 	return readErr
+}
+
+// jvmkitChanges returns what jvmkit's record of JVM pid says about flags: the changes in force and the
+// history. Without a record (or when it cannot be read: flags only reads) there is nothing to say.
+func jvmkitChanges(pid int, flags []vmstructs.Flag) ([]guard.Change, []guard.Entry) {
+	store, err := guard.OpenStoreIfExists(guard.DefaultDir)
+	if err != nil || store == nil {
+		return nil, nil
+	}
+	defer func() { _ = store.Close() }()
+	rec, err := guard.Read(store, pid)
+	if err != nil {
+		return nil, nil
+	}
+	shown := make(map[string]bool, len(flags))
+	for _, f := range flags {
+		shown[f.Name] = true
+	}
+	var changes []guard.Change
+	for _, c := range rec.Changes {
+		if c.Kind == guard.KindBoolFlag && shown[c.Name] {
+			changes = append(changes, c)
+		}
+	}
+	var history []guard.Entry
+	for _, e := range rec.Log {
+		if e.Kind == guard.KindBoolFlag && shown[e.Name] {
+			history = append(history, e)
+		}
+	}
+	return changes, history
+}
+
+// noteChanges says on stderr which printed flags jvmkit changed: VM.flags shows their origin as before.
+func (a *jvmkit) noteChanges(pid int, changes []guard.Change, history []guard.Entry) {
+	inForce := map[string]bool{}
+	for _, c := range changes {
+		inForce[c.Name] = true
+		state := "held by " + guard.Holders(&c) + ", which restores it when it ends"
+		if !c.Held() {
+			state = fmt.Sprintf("left behind (its command and guardian were killed): run jvmkit alloc --restore %d", pid)
+		}
+		fmt.Fprintf(a.stderr, "jvmkit: flags: %s was set %s by %s at %s, not by the JVM: %s\n", c.Name, c.New, c.By,
+			c.At.Format(time.RFC3339), state)
+	}
+	last := map[string]guard.Entry{}
+	for _, e := range history {
+		last[e.Name] = e
+	}
+	names := make([]string, 0, len(last))
+	for n := range last {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		e := last[n]
+		if inForce[n] {
+			continue
+		}
+		note := ""
+		if e.Note != "" {
+			note = " (" + e.Note + ")"
+		}
+		fmt.Fprintf(a.stderr, "jvmkit: flags: %s was last %s to %s by %s at %s%s\n", n, map[string]string{
+			"restored": "restored", "kept": "set", "set": "set", "left": "left"}[e.What], e.New, e.By, e.At.Format(time.RFC3339), note)
+	}
 }
 
 // writeFlagLine prints a flag the way JVMFlag::print_on does for VM.flags -all: the type right-aligned
@@ -193,6 +272,13 @@ func (a *jvmkit) setFlags(cmd *cobra.Command, args, sets []string, writeMemory b
 			return err
 		}
 		changes = append(changes, flagChange{Name: x.name, Old: old, New: x.v})
+		if store, err := guard.OpenStore(guard.DefaultDir); err == nil {
+			err = guard.NoteSet(cmd.Context(), store, pid, x.name, old, x.v, "jvmkit flags --set")
+			_ = store.Close()
+			if err != nil {
+				fmt.Fprintf(a.stderr, "jvmkit: warning: %s is set, but jvmkit's record of process %d could not say so: %v\n", x.name, pid, err)
+			}
+		}
 		if !a.json {
 			fmt.Fprintf(a.stdout, "%s: %t -> %t\n", x.name, old, x.v)
 		}

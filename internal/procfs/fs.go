@@ -61,6 +61,15 @@ func (fs FS) StartTime(pid int) (uint64, error) {
 	return ParseStatStartTime(b)
 }
 
+// Stat returns the state letter and the start time of pid (see [ParseStat]).
+func (fs FS) Stat(pid int) (state byte, start uint64, err error) {
+	b, err := os.ReadFile(fs.Path(pid, "stat"))
+	if err != nil {
+		return 0, 0, err
+	}
+	return ParseStat(b)
+}
+
 // Children returns the children of pid, reliably only for a single-threaded process: it reads
 // /proc/<pid>/task/<pid>/children, which lists the children of the main thread alone and exists only
 // with CONFIG_PROC_CHILDREN (part of CONFIG_CHECKPOINT_RESTORE). Without it, the PPid of every process

@@ -2,7 +2,9 @@ package procfs
 
 import (
 	"os"
+	"os/exec"
 	"testing"
+	"time"
 )
 
 func TestLive(t *testing.T) {
@@ -26,5 +28,46 @@ func TestLive(t *testing.T) {
 	}
 	if _, err := Default.Children(os.Getpid()); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestWatchExit watches children that exec.Cmd.Wait reaps at once, so that as root the status comes from
+// the process connector (no zombie is left to read it from).
+func TestWatchExit(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		want   string
+	}{
+		{"exit 3", "exited with status 3"},
+		{"kill -KILL $$", "was killed by SIGKILL"},
+	} {
+		cmd := exec.Command("sh", "-c", "read x; "+c.script)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w, err := Default.WatchExit(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdin.Close()
+		_ = cmd.Wait()
+		select {
+		case <-w.Exited():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no exit seen", c.script)
+		}
+		got := w.Status().String()
+		w.Close()
+		t.Logf("%s: %s", c.script, got)
+		if os.Geteuid() == 0 && got != c.want {
+			t.Errorf("%s: %q, want %q", c.script, got, c.want)
+		}
+	}
+	if _, err := Default.WatchExit(1 << 22); err == nil {
+		t.Error("WatchExit of a pid that does not exist")
 	}
 }

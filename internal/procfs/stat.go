@@ -20,11 +20,10 @@ func ParseCmdline(b []byte) []string {
 // clock ticks since boot) of /proc/<pid>/stat. The command name in field 2 may contain spaces and
 // parentheses, so fields are counted after the last ')'.
 func ParseStat(b []byte) (state byte, start uint64, err error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, fmt.Errorf("%w: stat has no command name", ErrMalformed)
+	fields, err := statFields(b)
+	if err != nil {
+		return 0, 0, err
 	}
-	fields := bytes.Fields(b[i+1:])
 	// fields[0] is field 3 (state); starttime is field 22.
 	const idx = 22 - 3
 	if len(fields) <= idx {
@@ -38,6 +37,15 @@ func ParseStat(b []byte) (state byte, start uint64, err error) {
 		return 0, 0, fmt.Errorf("%w: stat starttime: %w", ErrMalformed, err)
 	}
 	return fields[0][0], start, nil
+}
+
+// statFields splits /proc/<pid>/stat after the command name: fields[0] is field 3.
+func statFields(b []byte) ([][]byte, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("%w: stat has no command name", ErrMalformed)
+	}
+	return bytes.Fields(b[i+1:]), nil
 }
 
 // ParseStatStartTime returns the start time from /proc/<pid>/stat (see [ParseStat]): with the pid it

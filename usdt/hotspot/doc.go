@@ -22,7 +22,10 @@
 // /proc/<pid>/mem (vmstructs.SetBoolFlag, which checks that the address is in libjvm's data) and its
 // Switch restores it. jvmkit alloc --switch-flags restores it on every exit path: after --duration, on
 // SIGINT, SIGTERM and SIGHUP (they cancel the command's context, and the command returns through its
-// deferred restore), when the JVM exits, and on errors. Only SIGKILL leaves the flag on.
+// deferred restore), when the JVM exits, and on errors. SwitchOnKept tells a Keeper of each change before
+// it is made: jvmkit's is internal/guard, whose guardian process restores the flag if the command is
+// killed, and whose record lets a later command restore a change whose command and guardian were both
+// killed.
 //
 // What a run-time switch does depends on where the code runs and on the JDK (sources: memAllocator.cpp,
 // templateTable_x86.cpp, ciEnv.cpp, C2's macro expansion; measured on the Alloc workload, see

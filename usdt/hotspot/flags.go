@@ -51,12 +51,26 @@ func FlagOn(states []FlagState, name string) bool {
 	return false
 }
 
+// Keeper is told of each flag change before it is made and asked before it is undone, so that something
+// that outlives the caller can undo it if the caller is killed (jvmkit's guardian, internal/guard), and
+// so that concurrent callers share one change.
+type Keeper interface {
+	// KeepFlag is called before bool flag name, now cur, is set to want. It returns whether the caller
+	// must release it: false when the flag is want already and nobody recorded changing it.
+	KeepFlag(name string, cur, want bool) (bool, error)
+	// ReleaseFlag is called to undo a kept change: it calls restore with the value to write back if no
+	// other caller still needs the flag.
+	ReleaseFlag(name string, restore func(old bool) error) error
+}
+
 // Switch is a set of DTrace flags turned on at run time, to be restored. Restore must run on every exit
 // path of the caller: a deferred call, and on SIGINT and SIGTERM (let them cancel a context, then return
-// through the deferred call). Nothing restores the flags if the caller is killed with SIGKILL.
+// through the deferred call). Without a Keeper nothing restores the flags if the caller is killed with
+// SIGKILL.
 type Switch struct {
 	j       *vmstructs.JVM
 	w       vmstructs.Writer
+	k       Keeper
 	mu      sync.Mutex
 	changed []string
 }
@@ -67,20 +81,53 @@ type Switch struct {
 //
 // The semantics differ by JDK and by how the code was compiled: see the package documentation. In short,
 // interpreted code and the runtime's slow paths see the change at once, compiled code only once it is
-// compiled again, and on JDK 21+ code compiled while the flag was on keeps calling the probe after it is
+// compiled again, and code compiled while the flag was on may keep calling the probe after it is
 // restored.
 func SwitchOn(j *vmstructs.JVM, w vmstructs.Writer, names ...string) (*Switch, error) {
-	s := &Switch{j: j, w: w}
+	return SwitchOnKept(j, w, nil, names...)
+}
+
+// SwitchOnKept is SwitchOn with a Keeper (nil: none) told of each change before it is made. A flag that
+// is already true is restored too when the Keeper says a live caller switched it on (the flag is then
+// restored when the last of them ends).
+func SwitchOnKept(j *vmstructs.JVM, w vmstructs.Writer, k Keeper, names ...string) (*Switch, error) {
+	s := &Switch{j: j, w: w, k: k}
 	for _, name := range names {
-		old, err := j.SetBoolFlag(name, true, w)
-		if err != nil {
+		if err := s.on(name); err != nil {
 			return nil, errors.Join(fmt.Errorf("hotspot: switch on %s: %w", name, err), s.Restore())
-		}
-		if !old {
-			s.changed = append(s.changed, name)
 		}
 	}
 	return s, nil
+}
+
+func (s *Switch) on(name string) error {
+	f, err := s.j.Flag(name)
+	if err != nil {
+		return err
+	}
+	if f.Bool == nil {
+		return fmt.Errorf("%w: it is %s, not bool", vmstructs.ErrFlagNotWritable, f.Type)
+	}
+	cur := *f.Bool
+	mine := !cur
+	if s.k != nil {
+		if mine, err = s.k.KeepFlag(name, cur, true); err != nil {
+			return err
+		}
+		if mine {
+			// Kept before written: from here on the Keeper restores it if we die.
+			s.changed = append(s.changed, name)
+		}
+	}
+	if !cur {
+		if _, err := s.j.SetBoolFlag(name, true, s.w); err != nil {
+			return err
+		}
+	}
+	if s.k == nil && mine {
+		s.changed = append(s.changed, name)
+	}
+	return nil
 }
 
 // Changed returns the flags SwitchOn turned on and Restore has not restored yet.
@@ -90,8 +137,9 @@ func (s *Switch) Changed() []string {
 	return append([]string(nil), s.changed...)
 }
 
-// Restore sets the flags SwitchOn changed back to false. It may be called more than once and from more
-// than one goroutine; the first call does the work. A JVM that is gone needs nothing restored.
+// Restore sets the flags SwitchOn changed back to false (with a Keeper: releases them, and restores
+// those no other caller needs to the value the Keeper recorded). It may be called more than once and
+// from more than one goroutine; the first call does the work. A JVM that is gone needs nothing restored.
 func (s *Switch) Restore() error {
 	if s == nil {
 		return nil
@@ -101,14 +149,28 @@ func (s *Switch) Restore() error {
 	var errs []error
 	var left []string
 	for _, name := range s.changed {
-		if _, err := s.j.SetBoolFlag(name, false, s.w); err != nil {
-			if errors.Is(err, attach.ErrProcessGone) || errors.Is(err, vmstructs.ErrFault) && !processAlive(s.j.PID) {
-				continue
-			}
-			errs = append(errs, fmt.Errorf("hotspot: restore %s to false: %w", name, err))
+		var err error
+		if s.k != nil {
+			err = s.k.ReleaseFlag(name, func(old bool) error { return s.set(name, old) })
+		} else {
+			err = s.set(name, false)
+		}
+		if err != nil {
+			errs = append(errs, err)
 			left = append(left, name)
 		}
 	}
 	s.changed = left
 	return errors.Join(errs...)
+}
+
+// set writes flag name back to v; a JVM that is gone is not an error.
+func (s *Switch) set(name string, v bool) error {
+	if _, err := s.j.SetBoolFlag(name, v, s.w); err != nil {
+		if errors.Is(err, attach.ErrProcessGone) || errors.Is(err, vmstructs.ErrFault) && !processAlive(s.j.PID) {
+			return nil
+		}
+		return fmt.Errorf("hotspot: restore %s to %t: %w", name, v, err)
+	}
+	return nil
 }
