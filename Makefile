@@ -1,6 +1,7 @@
-# jvmkit — see README.md. Two entry points do all set-up on a fresh machine:
+# jvmkit — see README.md. Two entry points do all set-up on a fresh machine (both run scripts/setup first):
 #   make demo   build, start the bundled demo JVM, show every capability
-#   make test   lint + every test (real JVMs; root for the namespace and other-uid tests)
+#   make test   lint + every test (real JVMs on every JDK, containers; root), then a summary of what skipped
+#   make check  the edit loop: build, vet and the tests that need no JVM (go test -short), in a minute
 
 GO        ?= go
 BIN       := bin
@@ -12,18 +13,30 @@ FUZZTIME  ?= 20s
 export GOTOOLCHAIN := local
 export CGO_ENABLED := 0
 
-.PHONY: all build test unit lint vet fmt-check demo bench fuzz clean agent
+.PHONY: all build setup check test unit lint vet fmt-check demo bench fuzz clean agent
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
-test: lint unit
+# Installs the Debian packages in scripts/packages and builds the cache of other JDKs (JVMKIT_CACHE, default
+# /var/cache/jvmkit) when missing; without root it lists what is missing. Idempotent; quick when all is there.
+setup:
+	scripts/setup
 
-# -p 1: the live tests start real JVMs; two cores are enough for one package at a time.
+test: setup lint unit
+
+# -p 1: the live tests start real JVMs; two cores are enough for one package at a time. The summary lists every
+# skipped test with its reason, the slowest packages and tests; the raw events are kept in bin/test-events.json.
 unit: build
-	$(GO) test -p 1 -count=1 -timeout 15m ./...
+	$(GO) build -o $(BIN)/testsummary ./scripts/testsummary
+	$(BIN)/testsummary -json $(BIN)/test-events.json -- $(GO) test -json -p 1 -count=1 -timeout 30m ./...
+
+# The edit loop: no JVM, no root, no external tools. In -short mode testutil's helpers (JDKs, StartJVM,
+# MustHaveRoot, MustHaveTool, ...) skip the test, so only pure tests (parsers, fuzz seeds, golden files) run.
+check: build vet
+	$(GO) test -short -count=1 ./...
 
 vet:
 	$(GO) vet ./...
@@ -37,7 +50,7 @@ lint: fmt-check vet $(GOLANGCI)
 $(GOLANGCI):
 	GOBIN=$(CURDIR)/$(BIN) CGO_ENABLED=1 $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
 
-demo: build
+demo: setup build
 	scripts/demo
 
 bench: build

@@ -18,15 +18,36 @@
 //
 // Missing prerequisites (root, a tool, JDK 17) skip a test through [Skipf], which fails the test instead when
 // the environment variable CI is set: CI machines are set up to run everything, so a skip there hides a bug.
+// In -short mode (make check) every helper that needs a JVM, root or an external tool skips the test, CI or
+// not: -short asks for the pure tests only.
 //
 // # JDKs
 //
-// [JDKs] lists the JDKs in /usr/lib/jvm plus the homes in $JVMKIT_JDKS (colon-separated). Debian installs
-// aliases next to the real directory (java-1.17.0-openjdk-amd64 -> java-17-openjdk-amd64) and directories
-// that only hold links (openjdk-17), so JDKs are identified by the real path of bin/java, and a directory is a
-// JDK only if it has bin/java and bin/javac. The feature release and version come from the JDK's release file
-// (JAVA_VERSION, JAVA_RUNTIME_VERSION), or from `java -version` when it has none. JDK 17 is required; the
-// others are tested when present.
+// [JDKs] lists the JDKs in /usr/lib/jvm, the homes in $JVMKIT_JDKS (colon-separated) and the JDKs in
+// scripts/setup's cache ($JVMKIT_CACHE, default /var/cache/jvmkit): <name>-root/usr/lib/jvm/* are packages of
+// another Debian release extracted with dpkg-deb -x that run on the host (JDK 11 from bullseye),
+// <name>-rootfs/usr/lib/jvm/* are JDKs of a whole root filesystem (JDK 21 and 25 in Debian trixie) that need
+// that root's glibc. Only entries with the set-up's stamp count. Debian installs aliases next to the real
+// directory (java-1.17.0-openjdk-amd64 -> java-17-openjdk-amd64) and directories that only hold links
+// (openjdk-17), so JDKs are identified by the real path of bin/java, and a directory is a JDK only if it has
+// bin/java and bin/javac. The feature release and version come from the JDK's release file (JAVA_VERSION,
+// JAVA_RUNTIME_VERSION), or from `java -version` when it has none. JDK 17 is required; the others are tested
+// when present, and with CI set the set-up's are required.
+//
+// $JVMKIT_TEST_JDKS selects the JDKs that JDKs and [ForEachJDK] return: "all", "host" (the host's own, without
+// the cache's; the default until every live test passes on the others) or names ("jdk17,jdk21-trixie"). The
+// subtest names are "jdk<feature>" and, for a JDK of a root filesystem, "jdk<feature>-<root>": jdk11, jdk17,
+// jdk21-trixie, jdk25 (Temurin), jdk25-trixie.
+//
+// A JDK of a root filesystem ([JDK.Root]) runs with its root's userland: in a private mount namespace, the
+// root's /usr and /etc are bind-mounted over the host's (on merged-/usr systems every program and library is
+// under /usr), and everything else — /tmp, /var/tmp, /proc, the tests' files — is the host's. So tests run
+// unchanged on it: [JDK.Bin] returns host-runnable wrapper scripts for its tools (jcmd, jfr, javac, ...) that
+// take host paths, [StartJVM] starts its JVMs the same way (combined with Namespace, UID, ReadOnlyCwd), and the
+// JVM's files are where they would be on the host. Its JVMs see the JDK at [JDK.JavaHome]
+// (/usr/lib/jvm/java-21-openjdk-amd64), which is also what /proc/<pid>/maps and /proc/<pid>/exe show to the
+// host: the library paths of such a JVM lead to its files only through /proc/<pid>/root, as in a container.
+// All of this needs root; without it, the JDK's subtests skip.
 //
 // # Workloads
 //
@@ -114,10 +135,12 @@
 //
 // # Compatibility
 //
-// Tested on Linux 6.18 with util-linux 2.38.1 and coreutils 9.1, with Debian's OpenJDK 17.0.15 and Eclipse
-// Temurin 25.0.3; real applications: jetty9 9.4.57, tomcat10 10.1.60, libh2-java 2.1.214 and wrk 4.1.0 of
-// Debian 12. Jetty 9.4's JSP compiler reads Java 7 source (work.jsp has no lambdas); Tomcat 10.1 needs
-// JDK 11. The harness needs Linux 5.3 (pidfd_open; pidfd polling), coreutils 8.31 (env
+// Tested on Linux 6.18 with util-linux 2.38.1 and coreutils 9.1, with Debian's OpenJDK 17.0.15, Eclipse
+// Temurin 25.0.3, bullseye's OpenJDK 11.0.24 (extracted) and trixie's OpenJDK 21.0.13 and 25.0.5 (in their
+// root filesystem, glibc 2.41; a JDK of a root filesystem needs both the host and the root to be merged-/usr);
+// real applications: jetty9 9.4.57, tomcat10 10.1.60, libh2-java 2.1.214 and wrk 4.1.0 of Debian 12. Jetty
+// 9.4's JSP compiler reads Java 7 source (work.jsp has no lambdas); Tomcat 10.1 needs JDK 11. The harness
+// needs Linux 5.3 (pidfd_open; pidfd polling), coreutils 8.31 (env
 // --default-signal), util-linux 2.33 (setpriv --pdeathsig) and 2.32 (unshare --kill-child), and a kernel
 // with CONFIG_PROC_CHILDREN (else it scans /proc for the child of unshare). JDK 9+ release files carry
 // JAVA_RUNTIME_VERSION; for older JDKs Version is JAVA_VERSION. On other platforms the package builds and

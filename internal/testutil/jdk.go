@@ -23,39 +23,117 @@ const (
 	jvmDir = "/usr/lib/jvm"
 	// ExtraJDKsEnv names the environment variable with extra JDK homes, separated by colons.
 	ExtraJDKsEnv = "JVMKIT_JDKS"
+	// CacheEnv names the environment variable with scripts/setup's cache (default /var/cache/jvmkit): JDKs
+	// extracted from other Debian releases (<name>-root) and root filesystems with their JDKs (<name>-rootfs).
+	CacheEnv     = "JVMKIT_CACHE"
+	defaultCache = "/var/cache/jvmkit"
+	// TestJDKsEnv selects the JDKs that [JDKs] and [ForEachJDK] return: "all", "host" (the host's own:
+	// /usr/lib/jvm and $JVMKIT_JDKS, not the set-up cache's), or JDK names separated by commas
+	// ("jdk17,jdk21-trixie"). Unset, it is defaultTestJDKs.
+	TestJDKsEnv = "JVMKIT_TEST_JDKS"
+	// defaultTestJDKs is what an unset $JVMKIT_TEST_JDKS means. The cache's JDKs (11, 21, 25 in the trixie root
+	// filesystem) are opt-in until every live test passes on them.
+	defaultTestJDKs = "host"
 	// requiredFeature is the JDK every live test runs on; the others are a bonus.
 	requiredFeature = 17
+	// stampFile marks a cache entry that scripts/setup finished and published.
+	stampFile = ".jvmkit-stamp"
 )
+
+// setupJDKs are the JDKs that scripts/setup puts in its cache (keep in step with it): with CI set, a missing
+// one fails the tests that ask for it instead of quietly testing less.
+var setupJDKs = []struct {
+	dir     string // cache entry
+	feature int
+}{
+	{"jdk11-root", 11},
+	{"trixie-rootfs", 21},
+	{"trixie-rootfs", 25},
+}
 
 // JDK is one installed JDK.
 type JDK struct {
-	Home    string // real path of the JDK home (symlinks resolved)
+	Home    string // real path of the JDK home as the host sees it (symlinks resolved)
 	Feature int    // feature release: 8, 17, 25, ...
 	Version string // full runtime version, e.g. 17.0.15+6-Debian-1deb12u1
+
+	// Root is the root filesystem the JDK belongs to, as the host sees it, or "" for a JDK that runs on the
+	// host. Such a JDK needs its root's libraries (trixie's glibc is newer than the host's), so its programs
+	// run in a private mount namespace in which Root's /usr and /etc replace the host's; everything else
+	// (/tmp, /var/tmp, /proc, the tests' files) is the host's. Its JVMs see Home at [JDK.JavaHome]. Running
+	// them needs root.
+	Root string
+
+	tools string // for a JDK in a Root: the directory of host-runnable wrappers of its tools
 }
 
-// Bin returns the path of a tool in the JDK's bin directory.
-func (j JDK) Bin(tool string) string { return filepath.Join(j.Home, "bin", tool) }
+// Bin returns the path of a tool of the JDK that the host can run: the file in the JDK's bin directory, or for
+// a JDK in a [JDK.Root] a wrapper script that runs it with its root's libraries (it needs root). Paths in the
+// tool's arguments mean what they mean on the host.
+func (j JDK) Bin(tool string) string {
+	if j.Root != "" {
+		return filepath.Join(j.tools, tool)
+	}
+	return filepath.Join(j.Home, "bin", tool)
+}
 
-// Name returns "jdk<feature>", used as subtest name. Two builds of the same feature get the same name;
-// t.Run disambiguates them with a "#01" suffix.
-func (j JDK) Name() string { return "jdk" + strconv.Itoa(j.Feature) }
+// JavaHome returns the JDK's home as its own processes see it (java.home, and /proc/<pid>/exe's directory): Home,
+// or for a JDK in a [JDK.Root] the path inside that root.
+func (j JDK) JavaHome() string {
+	if j.Root != "" {
+		return "/" + strings.TrimPrefix(strings.TrimPrefix(j.Home, j.Root), "/")
+	}
+	return j.Home
+}
+
+// Name returns "jdk<feature>", and for a JDK in a root filesystem "jdk<feature>-<root>" (jdk21-trixie), used as
+// subtest name. Two builds of the same feature get the same name; t.Run disambiguates them with a "#01" suffix.
+func (j JDK) Name() string {
+	name := "jdk" + strconv.Itoa(j.Feature)
+	if j.Root != "" {
+		name += "-" + strings.TrimSuffix(filepath.Base(j.Root), "-rootfs")
+	}
+	return name
+}
 
 // String describes the JDK for failure messages.
-func (j JDK) String() string { return fmt.Sprintf("%s %s (%s)", j.Name(), j.Version, j.Home) }
+func (j JDK) String() string {
+	if j.Root != "" {
+		return fmt.Sprintf("%s %s (%s in %s)", j.Name(), j.Version, j.JavaHome(), j.Root)
+	}
+	return fmt.Sprintf("%s %s (%s)", j.Name(), j.Version, j.Home)
+}
 
-// JDKs returns every JDK under /usr/lib/jvm and in $JVMKIT_JDKS, deduplicated by the real path of bin/java
-// (Debian installs aliases such as java-1.17.0-openjdk-amd64 -> java-17-openjdk-amd64) and sorted by feature
-// release. A directory without bin/java and bin/javac is not a JDK and is ignored, except when $JVMKIT_JDKS names
-// it: then the test fails. Like [MustHaveJava], it skips the test when JDK 17 is missing.
+// JDKs returns the JDKs that $JVMKIT_TEST_JDKS selects (see [TestJDKsEnv]) from those under /usr/lib/jvm, in
+// $JVMKIT_JDKS and in the set-up cache, deduplicated by the real path of bin/java (Debian installs aliases such
+// as java-1.17.0-openjdk-amd64 -> java-17-openjdk-amd64) and sorted by feature release. A directory without
+// bin/java and bin/javac is not a JDK and is ignored, except when $JVMKIT_JDKS names it: then the test fails.
+// With CI set, a selected JDK that scripts/setup provides but that is missing fails the test. Like
+// [MustHaveJava], it skips the test when JDK 17 is missing.
 func JDKs(t testing.TB) []JDK {
 	t.Helper()
+	skipInShort(t, "JDKs")
 	d := discover()
 	if len(d.errs) > 0 {
 		t.Fatalf("%s: %v", ExtraJDKsEnv, errors.Join(d.errs...))
 	}
 	jdk17(t)
-	return slices.Clone(d.jdks)
+	jdks, err := selectJDKs(d.jdks, os.Getenv(TestJDKsEnv))
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if os.Getenv("CI") != "" {
+		if missing := missingSetupJDKs(d.jdks, os.Getenv(TestJDKsEnv), cacheDir()); len(missing) > 0 {
+			t.Fatalf("CI is set, and scripts/setup should have provided %s in %s: run scripts/setup",
+				strings.Join(missing, ", "), cacheDir())
+		}
+	}
+	for i, jdk := range jdks {
+		if jdk.Root != "" {
+			jdks[i].tools = rootTools(t, jdk)
+		}
+	}
+	return jdks
 }
 
 // JDK17 returns the JDK 17 every live test needs, or skips the test (see [Skipf]).
@@ -65,20 +143,27 @@ func JDK17(t testing.TB) JDK {
 }
 
 // ForEachJDK runs f as a subtest named jdk.Name() for every JDK of [JDKs]. The subtests are not parallel
-// unless f calls t.Parallel; each gets its own copy of jdk.
+// unless f calls t.Parallel; each gets its own copy of jdk. The subtest of a JDK in a root filesystem needs root
+// and skips without it (fails with CI set).
 func ForEachJDK(t *testing.T, f func(t *testing.T, jdk JDK)) {
 	t.Helper()
 	for _, jdk := range JDKs(t) {
-		t.Run(jdk.Name(), func(t *testing.T) { f(t, jdk) })
+		t.Run(jdk.Name(), func(t *testing.T) {
+			if jdk.Root != "" {
+				MustHaveRoot(t)
+			}
+			f(t, jdk)
+		})
 	}
 }
 
 func jdk17(t testing.TB) JDK {
 	t.Helper()
+	skipInShort(t, "JDK 17")
 	d := discover()
 	var why []string
 	for _, j := range d.jdks {
-		if j.Feature != requiredFeature {
+		if j.Feature != requiredFeature || j.Root != "" {
 			continue
 		}
 		if err := hasTools(j.Home, "java", "javac", "jcmd"); err != nil {
@@ -109,30 +194,53 @@ var discover = sync.OnceValue(func() discovery {
 			extra = append(extra, home)
 		}
 	}
-	return discoverJDKs(jvmDir, extra)
+	return discoverJDKs(jvmDir, extra, cacheDir())
 })
 
-func discoverJDKs(dir string, extra []string) discovery {
+func cacheDir() string { return cmp.Or(os.Getenv(CacheEnv), defaultCache) }
+
+// discoverJDKs lists the JDKs in dir (such as /usr/lib/jvm), the homes in extra and those in the set-up
+// cache: <cache>/<name>-root/usr/lib/jvm/* run on the host, <cache>/<name>-rootfs/usr/lib/jvm/* in their root
+// filesystem. Only cache entries that scripts/setup published (with their stamp) count: a half-built one does
+// not.
+func discoverJDKs(dir string, extra []string, cache string) discovery {
 	type candidate struct {
 		home     string
+		root     string // root filesystem, for a JDK that runs in one
 		explicit bool
 	}
 	var cands []candidate
-	entries, _ := os.ReadDir(dir) // no /usr/lib/jvm: nothing installed there
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
-			continue // Debian's .jinfo files
+	list := func(dir, root string) {
+		entries, _ := os.ReadDir(dir) // no such directory: nothing installed there
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue // Debian's .jinfo files
+			}
+			cands = append(cands, candidate{home: filepath.Join(dir, e.Name()), root: root})
 		}
-		cands = append(cands, candidate{home: filepath.Join(dir, e.Name())})
 	}
+	list(dir, "")
 	for _, home := range extra {
 		cands = append(cands, candidate{home: home, explicit: true})
+	}
+	entries, _ := os.ReadDir(cache)
+	for _, e := range entries {
+		entry := filepath.Join(cache, e.Name())
+		if _, err := os.Stat(filepath.Join(entry, stampFile)); err != nil || !e.IsDir() {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(e.Name(), "-rootfs"):
+			list(filepath.Join(entry, jvmDir), entry)
+		case strings.HasSuffix(e.Name(), "-root"):
+			list(filepath.Join(entry, jvmDir), "")
+		}
 	}
 
 	var d discovery
 	seen := make(map[string]bool) // real path of bin/java
 	for _, c := range cands {
-		jdk, java, err := probeJDK(c.home)
+		jdk, java, err := probeJDK(c.home, c.root)
 		if err != nil {
 			if c.explicit {
 				d.errs = append(d.errs, err)
@@ -146,14 +254,16 @@ func discoverJDKs(dir string, extra []string) discovery {
 		d.jdks = append(d.jdks, jdk)
 	}
 	slices.SortFunc(d.jdks, func(a, b JDK) int {
-		return cmp.Or(cmp.Compare(a.Feature, b.Feature), cmp.Compare(a.Version, b.Version), cmp.Compare(a.Home, b.Home))
+		return cmp.Or(cmp.Compare(a.Feature, b.Feature), cmp.Compare(a.Root, b.Root), cmp.Compare(a.Version, b.Version),
+			cmp.Compare(a.Home, b.Home))
 	})
 	return d
 }
 
 // probeJDK describes the JDK at home and returns the real path of its java launcher, the identity used to
-// deduplicate aliases.
-func probeJDK(home string) (JDK, string, error) {
+// deduplicate aliases. A JDK in a root filesystem is described from its release file only (its java does not
+// run on the host), and its links must stay inside the root: Debian's aliases there are relative.
+func probeJDK(home, root string) (JDK, string, error) {
 	java, err := filepath.EvalSymlinks(filepath.Join(home, "bin", "java"))
 	if err != nil {
 		return JDK{}, "", fmt.Errorf("probe JDK %s: %w", home, err)
@@ -165,10 +275,16 @@ func probeJDK(home string) (JDK, string, error) {
 	if err != nil {
 		return JDK{}, "", fmt.Errorf("probe JDK %s: %w", home, err)
 	}
-	jdk := JDK{Home: realHome}
+	if root != "" && (!strings.HasPrefix(realHome, root+"/") || !strings.HasPrefix(java, root+"/")) {
+		return JDK{}, "", fmt.Errorf("probe JDK %s: it leads out of its root filesystem %s", home, root)
+	}
+	jdk := JDK{Home: realHome, Root: root}
 	release, err := os.ReadFile(filepath.Join(realHome, "release"))
 	if err == nil {
 		jdk.Feature, jdk.Version, err = parseRelease(release)
+	}
+	if err != nil && root != "" {
+		return JDK{}, "", fmt.Errorf("probe JDK %s: %w", home, err)
 	}
 	if err != nil {
 		// No usable release file (some vendor builds, hand-made images): ask the launcher.
@@ -183,6 +299,66 @@ func probeJDK(home string) (JDK, string, error) {
 		}
 	}
 	return jdk, java, nil
+}
+
+// selectJDKs applies $JVMKIT_TEST_JDKS (see [TestJDKsEnv]) to the discovered JDKs.
+func selectJDKs(all []JDK, sel string) ([]JDK, error) {
+	sel = cmp.Or(strings.TrimSpace(sel), defaultTestJDKs)
+	switch sel {
+	case "all":
+		return slices.Clone(all), nil
+	case "host":
+		var out []JDK
+		for _, j := range all {
+			if j.Root == "" && !strings.HasPrefix(j.Home, cacheDir()+"/") {
+				out = append(out, j)
+			}
+		}
+		return out, nil
+	}
+	var out []JDK
+	for _, name := range strings.Split(sel, ",") {
+		name = strings.TrimSpace(name)
+		n := len(out)
+		for _, j := range all {
+			if j.Name() == name {
+				out = append(out, j)
+			}
+		}
+		if len(out) == n {
+			names := make([]string, 0, len(all))
+			for _, j := range all {
+				names = append(names, j.Name())
+			}
+			return nil, fmt.Errorf("%s=%s: no JDK named %q; found %s", TestJDKsEnv, sel, name, strings.Join(names, ", "))
+		}
+	}
+	slices.SortStableFunc(out, func(a, b JDK) int { return cmp.Compare(a.Feature, b.Feature) })
+	return slices.CompactFunc(out, func(a, b JDK) bool { return a.Home == b.Home }), nil
+}
+
+// missingSetupJDKs names the JDKs that scripts/setup provides, that sel selects, and that are not there.
+func missingSetupJDKs(all []JDK, sel, cache string) []string {
+	sel = cmp.Or(strings.TrimSpace(sel), defaultTestJDKs)
+	var missing []string
+	for _, want := range setupJDKs {
+		entry := filepath.Join(cache, want.dir)
+		probe := JDK{Feature: want.feature}
+		if strings.HasSuffix(want.dir, "-rootfs") {
+			probe.Root = entry
+		}
+		if sel != "all" && !slices.ContainsFunc(strings.Split(sel, ","), func(name string) bool {
+			return strings.TrimSpace(name) == probe.Name()
+		}) {
+			continue
+		}
+		if !slices.ContainsFunc(all, func(j JDK) bool {
+			return j.Feature == want.feature && strings.HasPrefix(j.Home, entry+"/")
+		}) {
+			missing = append(missing, fmt.Sprintf("%s (%s)", probe.Name(), entry))
+		}
+	}
+	return missing
 }
 
 func hasTools(home string, tools ...string) error {

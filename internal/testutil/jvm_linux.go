@@ -22,10 +22,11 @@ import (
 // SIGQUIT is nevertheless ignored. A cleanup stops the JVM (see Stop).
 func StartJVM(t testing.TB, jdk JDK, opts JVMOptions) *JVM {
 	t.Helper()
+	skipInShort(t, "a JVM")
 	if opts.Main == "" {
 		opts.Main = "Sleeper"
 	}
-	privileged := opts.UID != 0 || opts.GID != 0 || opts.Namespace || opts.ReadOnlyCwd
+	privileged := opts.UID != 0 || opts.GID != 0 || opts.Namespace || opts.ReadOnlyCwd || jdk.Root != ""
 	if privileged {
 		MustHaveRoot(t)
 	}
@@ -33,15 +34,20 @@ func StartJVM(t testing.TB, jdk JDK, opts JVMOptions) *JVM {
 	if opts.UID != 0 || opts.GID != 0 {
 		tools["setpriv"] = MustHaveTool(t, "setpriv")
 	}
-	if opts.Namespace || opts.ReadOnlyCwd {
+	if mountNamespace(jdk, opts) {
 		for _, name := range []string{"unshare", "sh", "mount"} {
 			tools[name] = MustHaveTool(t, name)
 		}
 	}
-	java, err := filepath.EvalSymlinks(jdk.Bin("java"))
-	if err != nil {
-		t.Fatalf("start JVM: %v", err)
+	// What /proc/<pid>/exe of the JVM will say: the launcher's real path as the JVM's mount namespace sees it.
+	java := filepath.Join(jdk.JavaHome(), "bin", "java")
+	if jdk.Root == "" {
+		var err error
+		if java, err = filepath.EvalSymlinks(jdk.Bin("java")); err != nil {
+			t.Fatalf("start JVM: %v", err)
+		}
 	}
+	var err error
 	if opts.ClassPath == "" {
 		opts.ClassPath = Compile(t, jdk, opts.Main)
 	}
@@ -156,7 +162,7 @@ func (j *JVM) exitErr() error {
 // directory and the command as positional parameters, so nothing needs quoting.
 func jvmCommand(tools map[string]string, jdk JDK, dir string, opts JVMOptions) []string {
 	var argv []string
-	if opts.Namespace || opts.ReadOnlyCwd {
+	if mountNamespace(jdk, opts) {
 		argv = append(argv, tools["unshare"])
 		if opts.Namespace {
 			// --mount-proc implies --mount; unshare makes the new mount tree private, so the tmpfs and the
@@ -165,15 +171,19 @@ func jvmCommand(tools map[string]string, jdk JDK, dir string, opts JVMOptions) [
 		} else {
 			argv = append(argv, "--mount")
 		}
+		// "$1" is the working directory, "$2" the JDK's root filesystem (or nothing).
 		var script strings.Builder
+		if jdk.Root != "" {
+			script.WriteString(userlandScript)
+		}
 		if opts.Namespace {
 			script.WriteString(`mount -t tmpfs -o mode=1777 jvmkit-tmp /tmp && `)
 		}
 		if opts.ReadOnlyCwd {
 			script.WriteString(`mount --bind -o ro "$1" "$1" && `)
 		}
-		script.WriteString(`cd "$1" && shift && exec "$@"`)
-		argv = append(argv, "--", tools["sh"], "-c", script.String(), "sh", dir)
+		script.WriteString(`cd "$1" && shift 2 && exec "$@"`)
+		argv = append(argv, "--", tools["sh"], "-c", script.String(), "sh", dir, jdk.Root)
 	}
 	if opts.UID != 0 || opts.GID != 0 {
 		argv = append(argv, tools["setpriv"])
@@ -188,7 +198,7 @@ func jvmCommand(tools map[string]string, jdk JDK, dir string, opts JVMOptions) [
 	// Without a signal list, env resets every signal to SIG_DFL. A child inherits SIG_IGN across exec (a
 	// non-interactive shell ignores SIGINT and SIGQUIT in its background jobs), and HotSpot keeps ignoring an
 	// inherited SIGINT, SIGTERM or SIGHUP: such a JVM would not even stop on SIGTERM.
-	argv = append(argv, tools["env"], "--default-signal", jdk.Bin("java"))
+	argv = append(argv, tools["env"], "--default-signal", filepath.Join(jdk.JavaHome(), "bin", "java"))
 	if !opts.Namespace && opts.UID == 0 && !opts.ReadOnlyCwd && !hasTmpdir(opts.JVMArgs) {
 		// JFR keeps its repository under java.io.tmpdir: in the JVM's own directory it goes away with
 		// the test even when the JVM had to be killed before its shutdown hook ran. (A namespaced JVM's
@@ -198,6 +208,11 @@ func jvmCommand(tools map[string]string, jdk JDK, dir string, opts JVMOptions) [
 	argv = append(argv, opts.JVMArgs...)
 	argv = append(argv, "-cp", opts.ClassPath, opts.Main)
 	return append(argv, opts.Args...)
+}
+
+// mountNamespace reports whether the JVM starts in a mount namespace of its own.
+func mountNamespace(jdk JDK, opts JVMOptions) bool {
+	return opts.Namespace || opts.ReadOnlyCwd || jdk.Root != ""
 }
 
 // identify finds the java process (with Namespace: the child of unshare; else the started process itself,

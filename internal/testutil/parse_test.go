@@ -3,6 +3,8 @@ package testutil
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -141,17 +143,97 @@ func TestDiscoverJDKs(t *testing.T) {
 	}
 	extra := fakeJDK("elsewhere-8", `JAVA_VERSION="1.8.0_452"`, "java", "javac")
 
-	d := discoverJDKs(jvm, []string{extra, filepath.Join(jvm, "java-17"), filepath.Join(dir, "missing")})
+	// The set-up cache: an extract that runs on the host, a root filesystem, and entries that do not count (no
+	// stamp: still being built, or not the set-up's).
+	cache := filepath.Join(dir, "cache")
+	fakeJDK("cache/jdk11-root/usr/lib/jvm/java-11", `JAVA_VERSION="11.0.24"`, "java", "javac", "jcmd")
+	fakeJDK("cache/trixie-rootfs/usr/lib/jvm/java-25", `JAVA_VERSION="25.0.5"`, "java", "javac", "jcmd")
+	if err := os.Symlink("java-25", filepath.Join(cache, "trixie-rootfs/usr/lib/jvm/java-1.25.0")); err != nil {
+		t.Fatal(err)
+	}
+	// A link that leads out of the root would name a host file: not a JDK of that root.
+	if err := os.Symlink(filepath.Join(jvm, "java-21"), filepath.Join(cache, "trixie-rootfs/usr/lib/jvm/escape")); err != nil {
+		t.Fatal(err)
+	}
+	fakeJDK("cache/trixie-rootfs.build/usr/lib/jvm/java-21", `JAVA_VERSION="21.0.1"`, "java", "javac")
+	fakeJDK("cache/other-root/usr/lib/jvm/java-22", `JAVA_VERSION="22"`, "java", "javac")
+	for _, entry := range []string{"jdk11-root", "trixie-rootfs"} {
+		if err := os.WriteFile(filepath.Join(cache, entry, stampFile), []byte("recipe: x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	d := discoverJDKs(jvm, []string{extra, filepath.Join(jvm, "java-17"), filepath.Join(dir, "missing")}, cache)
+	rootfs := filepath.Join(cache, "trixie-rootfs")
 	want := []JDK{
 		{Home: extra, Feature: 8, Version: "1.8.0_452"},
+		{Home: filepath.Join(cache, "jdk11-root/usr/lib/jvm/java-11"), Feature: 11, Version: "11.0.24"},
 		{Home: filepath.Join(jvm, "java-17"), Feature: 17, Version: "17.0.2+8"},
 		{Home: filepath.Join(jvm, "java-21"), Feature: 21, Version: "21.0.1"},
+		{Home: filepath.Join(rootfs, "usr/lib/jvm/java-25"), Feature: 25, Version: "25.0.5", Root: rootfs},
 	}
-	if diff := cmp.Diff(want, d.jdks); diff != "" {
+	if diff := cmp.Diff(want, d.jdks, cmp.AllowUnexported(JDK{})); diff != "" {
 		t.Errorf("discoverJDKs mismatch (-want +got):\n%s", diff)
 	}
 	if len(d.errs) != 1 {
 		t.Errorf("discoverJDKs errors = %v, want one for the missing explicit home", d.errs)
+	}
+
+	names := make([]string, 0, len(d.jdks))
+	for _, j := range d.jdks {
+		names = append(names, j.Name())
+	}
+	if want := []string{"jdk8", "jdk11", "jdk17", "jdk21", "jdk25-trixie"}; !slices.Equal(names, want) {
+		t.Errorf("names %v, want %v", names, want)
+	}
+	if got, want := d.jdks[4].JavaHome(), "/usr/lib/jvm/java-25"; got != want {
+		t.Errorf("JavaHome() = %q, want %q", got, want)
+	}
+}
+
+func TestSelectJDKs(t *testing.T) {
+	cache := cacheDir()
+	all := []JDK{
+		{Home: cache + "/jdk11-root/usr/lib/jvm/java-11-openjdk-amd64", Feature: 11},
+		{Home: "/usr/lib/jvm/java-17-openjdk-amd64", Feature: 17},
+		{Home: cache + "/trixie-rootfs/usr/lib/jvm/java-21-openjdk-amd64", Feature: 21, Root: cache + "/trixie-rootfs"},
+		{Home: "/usr/lib/jvm/temurin-25-jdk-amd64", Feature: 25},
+		{Home: cache + "/trixie-rootfs/usr/lib/jvm/java-25-openjdk-amd64", Feature: 25, Root: cache + "/trixie-rootfs"},
+	}
+	names := func(jdks []JDK) string {
+		var n []string
+		for _, j := range jdks {
+			n = append(n, j.Name())
+		}
+		return strings.Join(n, ",")
+	}
+	for _, tc := range []struct{ sel, want string }{
+		{"all", "jdk11,jdk17,jdk21-trixie,jdk25,jdk25-trixie"},
+		{"host", "jdk17,jdk25"},
+		{"jdk25-trixie, jdk17", "jdk17,jdk25-trixie"},
+		{"jdk17,jdk17", "jdk17"},
+	} {
+		got, err := selectJDKs(all, tc.sel)
+		if err != nil || names(got) != tc.want {
+			t.Errorf("selectJDKs(%q) = %s, %v; want %s", tc.sel, names(got), err, tc.want)
+		}
+	}
+	if _, err := selectJDKs(all, "jdk99"); err == nil || !strings.Contains(err.Error(), "jdk21-trixie") {
+		t.Errorf("selectJDKs(jdk99) error %v, want one that lists the JDKs found", err)
+	}
+
+	// What the set-up should have provided and is missing, for the selection.
+	if got := missingSetupJDKs(all, "all", cache); len(got) != 0 {
+		t.Errorf("missingSetupJDKs(all) = %v, want none", got)
+	}
+	if got := missingSetupJDKs(all[1:4], "all", cache); len(got) != 2 {
+		t.Errorf("missingSetupJDKs without jdk11 and jdk25-trixie = %v, want both", got)
+	}
+	if got := missingSetupJDKs(all[1:4], "host", cache); len(got) != 0 {
+		t.Errorf("missingSetupJDKs(host) = %v, want none: host selects none of the set-up's JDKs", got)
+	}
+	if got := missingSetupJDKs(all[1:4], "jdk17, jdk11", cache); len(got) != 1 {
+		t.Errorf("missingSetupJDKs(jdk17,jdk11) = %v, want jdk11", got)
 	}
 }
 

@@ -46,8 +46,11 @@ func TestJDKs(t *testing.T) {
 			t.Errorf("%s: java %s listed twice", jdk, java)
 		}
 		seen[java] = true
-		if jdk.Version == "" || jdk.Name() != "jdk"+strconv.Itoa(jdk.Feature) {
+		if jdk.Version == "" || !strings.HasPrefix(jdk.Name(), "jdk"+strconv.Itoa(jdk.Feature)) {
 			t.Errorf("%s: bad Version or Name", jdk)
+		}
+		if (jdk.Root == "") != (jdk.JavaHome() == jdk.Home) || !strings.HasSuffix(jdk.Home, jdk.JavaHome()) {
+			t.Errorf("%s: JavaHome %s does not fit Home %s and Root %s", jdk, jdk.JavaHome(), jdk.Home, jdk.Root)
 		}
 	}
 	// The launcher agrees with the release file.
@@ -208,8 +211,8 @@ func TestStartJVM(t *testing.T) {
 		if got := j.Stdout(); got != "ready\n" {
 			t.Errorf("stdout %q, want %q", got, "ready\n")
 		}
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", j.PID)); exe != jdk.Bin("java") {
-			t.Errorf("exe %s, want %s", exe, jdk.Bin("java"))
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", j.PID)); exe != filepath.Join(jdk.JavaHome(), "bin", "java") {
+			t.Errorf("exe %s, want %s", exe, filepath.Join(jdk.JavaHome(), "bin", "java"))
 		}
 		if cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", j.PID)); cwd != j.Dir {
 			t.Errorf("cwd %s, want %s", cwd, j.Dir)

@@ -9,6 +9,11 @@ public class Sleeper {
         Thread worker = new Thread(Sleeper::sleepForever, "jvmkit-worker");
         worker.setDaemon(true);
         worker.start();
+        // HotSpot names the thread for the OS (/proc/<pid>/task/<tid>/comm) in the thread itself, before it runs
+        // any Java code: once it sleeps in sleepForever, its name is visible. Polling the state needs no class.
+        while (worker.getState() != Thread.State.TIMED_WAITING) {
+            Thread.sleep(1);
+        }
         System.out.println("ready");
         System.out.flush();
         sleepForever();
