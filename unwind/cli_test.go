@@ -131,7 +131,7 @@ func TestCoreMatchesLive(t *testing.T) {
 		live := map[string]unwind.Stack{}
 		for name, th := range uw {
 			err := unwind.StopThread(context.Background(), hostTID(th), 2*time.Second, func(r unwind.Regs) error {
-				live[name] = w.Walk(&unwind.Sample{TID: hostTID(th), JavaThread: th.JavaThread, Regs: r})
+				live[name] = w.Walk(&unwind.Sample{TID: hostTID(th), JavaThread: th.JavaThread, Regs: r, Stopped: true})
 				return nil
 			})
 			if err != nil {
@@ -177,7 +177,7 @@ func TestCoreMatchesLive(t *testing.T) {
 				t.Errorf("%s: thread %d is not in the core", name, hostTID(th))
 				continue
 			}
-			st := wc.Walk(&unwind.Sample{TID: hostTID(th), JavaThread: jts[hostTID(th)], Regs: r})
+			st := wc.Walk(&unwind.Sample{TID: hostTID(th), JavaThread: jts[hostTID(th)], Regs: r, Stopped: true})
 			if !live[name].Complete {
 				t.Errorf("%s: the live walk ended early (%v)", name, live[name].Reason)
 			}
@@ -288,7 +288,7 @@ func TestProfileThreadChurn(t *testing.T) {
 		total += n
 		if strings.HasPrefix(l, "jvmkit-churn-") {
 			churn += n
-			for r := unwind.ReasonNativeNoAnchor; r.String() != "reason("+strconv.Itoa(int(r))+")"; r++ {
+			for r := unwind.ReasonNativeUnwind; r.String() != "reason("+strconv.Itoa(int(r))+")"; r++ {
 				if strings.Contains(l, ";["+r.String()) {
 					broken += n
 				}

@@ -39,24 +39,24 @@ type Reason uint8
 // Reasons for broken stacks.
 const (
 	ReasonNone             Reason = iota
-	ReasonNoJavaFrames            // native code of a thread that runs no Java code now (GC, compiler, VM threads)
-	ReasonNativeNoAnchor          // native code that frame pointers cannot unwind, and no Java frame anchor
+	ReasonNoJavaFrames            // native code of a thread that is no Java thread (GC, VM threads), not unwound to its start
+	ReasonNativeUnwind            // native code of a Java thread that its call frame information does not unwind
 	ReasonNoBlob                  // a pc in the code cache that is in no blob (free space)
 	ReasonCodeUnloaded            // the code the pc was in is gone or was replaced since the sample
 	ReasonInterpreterFrame        // an interpreted frame whose Method* or frame pointer is not plausible
 	ReasonPrologue                // a return address in the prologue of a compiled method
-	ReasonBadReturn               // a computed return address is outside any code
+	ReasonBadReturn               // a computed return address is outside any code (not in an executable mapping)
 	ReasonBadSP                   // the stack pointer went down, left the stack or is misaligned
 	ReasonRead                    // memory that the walk needed could not be read
 	ReasonDeopt                   // the thread's frames are being deoptimised
 	ReasonDepth                   // more frames than Options.MaxDepth
-	ReasonTruncated               // the sampled user stack ended and live memory was not available
+	ReasonTruncated               // the sample's stack copy ended, and the live stack beyond it has changed since (or is unreadable)
 	ReasonContinuation            // the bottom of a virtual thread's frames (a continuation entry)
 	numReasons
 )
 
 var reasonNames = [...]string{
-	"complete", "no-java-frames", "native-no-anchor", "no-blob", "code-unloaded", "interpreter-frame", "prologue",
+	"complete", "no-java-frames", "native-unwind", "no-blob", "code-unloaded", "interpreter-frame", "prologue",
 	"bad-return-address", "bad-sp", "read-failed", "deoptimizing", "too-deep", "truncated", "continuation",
 }
 
@@ -166,4 +166,10 @@ type Sample struct {
 	// Kernel is the kernel part of the callchain, leaf first, without perf's context markers.
 	Kernel []uint64
 	Time   uint64 // nanoseconds, perf's clock; informational
+	// Stopped says the thread's memory is as it was when the registers were taken: the thread is
+	// stopped while it is walked (StopThread), or the memory is a core file's. Only then may the walk
+	// use the thread's frame anchor (its last Java frame, which changes with every call into the VM
+	// or native code) where native frames cannot be unwound otherwise; a sample walked after it was
+	// taken (perf, USDT) never does, or it could be given another call's Java frames.
+	Stopped bool
 }

@@ -73,7 +73,7 @@ func hostTID(th vmstructs.Thread) int {
 func stopAndWalk(t *testing.T, w *Walker, th vmstructs.Thread) (Stack, error) {
 	var st Stack
 	err := StopThread(context.Background(), hostTID(th), 2*time.Second, func(r Regs) error {
-		st = w.Walk(&Sample{TID: hostTID(th), JavaThread: th.JavaThread, Regs: r})
+		st = w.Walk(&Sample{TID: hostTID(th), JavaThread: th.JavaThread, Regs: r, Stopped: true})
 		return nil
 	})
 	return st, err

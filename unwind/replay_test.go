@@ -39,7 +39,7 @@ func recordFixtures(t *testing.T) {
 		for range 10 {
 			for name, th := range threads {
 				err := StopThread(context.Background(), hostTID(th), 2*time.Second, func(r Regs) error {
-					fr.walk(&Sample{TID: hostTID(th), JavaThread: th.JavaThread, Regs: r})
+					fr.walk(&Sample{TID: hostTID(th), JavaThread: th.JavaThread, Regs: r, Stopped: true})
 					return nil
 				})
 				if err != nil {

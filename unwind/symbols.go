@@ -2,7 +2,9 @@ package unwind
 
 import (
 	"bufio"
+	"bytes"
 	"debug/elf"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -11,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ianlancetaylor/demangle"
 
@@ -23,25 +26,34 @@ import (
 type Mapping struct {
 	Start, End uint64 // End exclusive
 	Offset     uint64 // file offset of Start
-	Path       string // as the process sees it
+	Path       string // as the process sees it; "" for anonymous executable memory, "[vdso]" for the vDSO
+	// Perms are the mapping's permissions ("r-xp") where known, "" for a core file's mappings: then the
+	// file's own segments say what is code.
+	Perms string
 
 	live procfs.Mapping // for a live process: the maps line, to open the mapped file by its identity
 }
 
+// code reports whether the mapping may hold code: executable, or of unknown permissions.
+func (m *Mapping) code() bool { return m.Perms == "" || len(m.Perms) > 2 && m.Perms[2] == 'x' }
+
 // FileSymbols names native code from the ELF symbol tables (.symtab, else .dynsym) of the files a
-// process mapped, C++ names demangled without their parameters. Files are read on first use: a live
-// process's through internal/rootfs (its root, else /proc/<pid>/map_files: containers entered by
-// chroot, deleted libraries), a core's under Root (a container's root as this machine sees it). It is
-// safe for concurrent use.
+// process mapped, C++ names demangled without their parameters, and unwinds native frames by the
+// files' call frame information (.eh_frame, see cfi.go). Files are read on first use: a live process's
+// through internal/rootfs (its root, else /proc/<pid>/map_files: containers entered by chroot, deleted
+// libraries) and its vDSO from its memory, a core's under Root (a container's root as this machine
+// sees it). It is safe for concurrent use.
 type FileSymbols struct {
 	Root string
 
 	mu    sync.Mutex
 	maps  []Mapping // sorted by Start
 	files map[fileKey]*elfSymbols
-	// reload re-reads the mappings when a pc is in none of them (libraries loaded since).
-	reload func() ([]Mapping, error)
-	pid    int // a live process's, whose files are opened by rootfs.OpenMapped; 0 for a core
+	// reload re-reads the mappings when a pc is in none of them (libraries loaded since), at most
+	// every reloadEvery.
+	reload     func() ([]Mapping, error)
+	lastReload time.Time
+	pid        int // a live process's, whose files are opened by rootfs.OpenMapped; 0 for a core
 }
 
 // fileKey tells apart a deleted library from the new one at its path (a live process maps both after
@@ -51,11 +63,14 @@ type fileKey struct {
 	inode uint64
 }
 
+const reloadEvery = 250 * time.Millisecond
+
 // NewProcessSymbols names the native code of a live process from /proc/<pid>/maps.
 func NewProcessSymbols(pid int) *FileSymbols {
 	s := &FileSymbols{pid: pid, files: map[fileKey]*elfSymbols{}}
 	s.reload = func() ([]Mapping, error) { return processMappings(pid) }
 	s.maps, _ = s.reload()
+	s.lastReload = time.Now()
 	return s
 }
 
@@ -76,7 +91,9 @@ func CoreMappings(files []vmstructs.FileMapping) []Mapping {
 	return out
 }
 
-// processMappings returns the file mappings of a live process, sorted by Start as maps lists them.
+// processMappings returns the mappings of a live process that may hold code: file mappings (code and
+// the read-only segments beside it, which make up the module), the vDSO and anonymous executable
+// memory.
 func processMappings(pid int) ([]Mapping, error) {
 	maps, err := procfs.Default.Maps(pid)
 	if err != nil {
@@ -84,9 +101,15 @@ func processMappings(pid int) ([]Mapping, error) {
 	}
 	var out []Mapping
 	for _, m := range maps {
-		if m.Inode != 0 && strings.HasPrefix(m.Path, "/") {
-			out = append(out, Mapping{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path, live: m})
+		exec := len(m.Perms) > 2 && m.Perms[2] == 'x'
+		switch {
+		case strings.HasPrefix(m.Path, "/") && m.Inode != 0:
+		case m.Path == "[vdso]":
+		case m.Path == "" && exec:
+		default:
+			continue
 		}
+		out = append(out, Mapping{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path, Perms: m.Perms, live: m})
 	}
 	return out, nil
 }
@@ -95,30 +118,52 @@ func processMappings(pid int) ([]Mapping, error) {
 func (s *FileSymbols) Symbolize(pc uint64) (name, module string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	m, es := s.module(pc)
+	if m == nil || m.Path == "" {
+		return "", "", false
+	}
+	module = path.Base(m.Path)
+	name, ok = es.lookup(pc - m.Start + m.Offset)
+	return name, module, ok
+}
+
+// module finds the mapping of pc and its file's symbols.
+func (s *FileSymbols) module(pc uint64) (*Mapping, *elfSymbols) {
 	m := s.find(pc)
-	if m == nil && s.reload != nil {
+	if m == nil && s.reload != nil && time.Since(s.lastReload) >= reloadEvery {
+		s.lastReload = time.Now()
 		if maps, err := s.reload(); err == nil {
 			s.maps = maps
 		}
-		s.reload = nil // once: later misses are not code of a library
 		m = s.find(pc)
 	}
 	if m == nil {
-		return "", "", false
+		return nil, nil
 	}
-	module = path.Base(strings.TrimSuffix(m.Path, " (deleted)"))
+	if m.Path == "" {
+		return m, &elfSymbols{}
+	}
 	key := fileKey{m.Path, m.live.Inode}
 	es := s.files[key]
 	if es == nil {
 		es = s.load(m)
 		s.files[key] = es
 	}
-	name, ok = es.lookup(pc - m.Start + m.Offset)
-	return name, module, ok
+	return m, es
 }
 
-// load reads the symbols of m's file; a file that cannot be read names nothing.
+// load reads the ELF file of a mapping; one that cannot be read names and unwinds nothing.
 func (s *FileSymbols) load(m *Mapping) *elfSymbols {
+	if m.Path == "[vdso]" {
+		if s.pid == 0 {
+			return &elfSymbols{}
+		}
+		b, err := readProcessMemory(s.pid, m.Start, m.End-m.Start)
+		if err != nil {
+			return &elfSymbols{}
+		}
+		return readELFSymbols(bytes.NewReader(b))
+	}
 	var f *os.File
 	var err error
 	if s.pid != 0 {
@@ -141,12 +186,73 @@ func (s *FileSymbols) find(pc uint64) *Mapping {
 	return nil
 }
 
-// elfSymbols are a file's function symbols, by address, with its loadable segments to turn file
-// offsets into addresses.
+// nativeInfo is what the walker needs to know about native code at a pc.
+type nativeInfo struct {
+	// Code says the pc is in executable memory: an executable mapping, in a segment of its file that
+	// is code. A return address elsewhere (data, a file that is no program) is garbage.
+	Code bool
+	// Row is the call frame information in effect at the pc; RowErr says why there is none
+	// (errNoFDE: the code has none; the file could not be read or parsed).
+	Row    cfiRow
+	RowErr error
+}
+
+// unwindInfo describes the native code at pc; ret says pc is a return address, whose call frame
+// information is that of the call before it.
+func (s *FileSymbols) unwindInfo(pc uint64, ret bool) nativeInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, es := s.module(pc)
+	if m == nil || !m.code() {
+		return nativeInfo{RowErr: errNoFDE}
+	}
+	if m.Path == "" {
+		return nativeInfo{Code: true, RowErr: errNoFDE} // anonymous code: another JIT's, a trampoline
+	}
+	addr, exec, ok := es.vaddr(pc - m.Start + m.Offset)
+	if !ok || !exec {
+		return nativeInfo{RowErr: errNoFDE}
+	}
+	info := nativeInfo{Code: true}
+	if ret {
+		addr--
+	}
+	info.Row, info.RowErr = es.row(addr)
+	return info
+}
+
+// isCode reports whether pc is in executable memory (see nativeInfo.Code).
+func (s *FileSymbols) isCode(pc uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, es := s.module(pc)
+	if m == nil || !m.code() {
+		return false
+	}
+	if m.Path == "" {
+		return true
+	}
+	_, exec, ok := es.vaddr(pc - m.Start + m.Offset)
+	return ok && exec
+}
+
+// elfSymbols are a file's function symbols, by address, its loadable segments to turn file offsets
+// into addresses, and its call frame information.
 type elfSymbols struct {
 	loads []elf.ProgHeader
 	syms  []elfSym
+	eh    *ehFrame
+	ehErr error
+	rows  map[uint64]cfiRowResult // cache by address
 }
+
+type cfiRowResult struct {
+	row cfiRow
+	err error
+}
+
+// maxCachedRows bounds a file's cache of call frame information rows.
+const maxCachedRows = 1 << 15
 
 type elfSym struct {
 	addr, size uint64
@@ -154,7 +260,7 @@ type elfSym struct {
 }
 
 func readELFSymbols(r io.ReaderAt) *elfSymbols {
-	es := &elfSymbols{}
+	es := &elfSymbols{ehErr: errNoFDE}
 	f, err := elf.NewFile(r)
 	if err != nil {
 		return es
@@ -177,18 +283,59 @@ func readELFSymbols(r io.ReaderAt) *elfSymbols {
 		}
 	}
 	sort.Slice(es.syms, func(i, j int) bool { return es.syms[i].addr < es.syms[j].addr })
+	es.eh, es.ehErr = readEhFrame(f)
 	return es
+}
+
+// readEhFrame reads and indexes a file's .eh_frame (with .eh_frame_hdr's table when it has one).
+func readEhFrame(f *elf.File) (*ehFrame, error) {
+	sec := f.Section(".eh_frame")
+	if sec == nil || sec.Type == elf.SHT_NOBITS {
+		return nil, errNoFDE
+	}
+	data, err := sec.Data()
+	if err != nil {
+		return nil, fmt.Errorf("read .eh_frame: %w", err)
+	}
+	var hdr []byte
+	var hdrAddr uint64
+	if h := f.Section(".eh_frame_hdr"); h != nil && h.Type != elf.SHT_NOBITS {
+		if b, err := h.Data(); err == nil {
+			hdr, hdrAddr = b, h.Addr
+		}
+	}
+	return parseEhFrame(data, sec.Addr, hdr, hdrAddr)
+}
+
+// vaddr turns a file offset into the file's own address, and says whether its segment is code.
+func (es *elfSymbols) vaddr(off uint64) (addr uint64, exec, ok bool) {
+	for _, p := range es.loads {
+		if off >= p.Off && off < p.Off+p.Filesz {
+			return off - p.Off + p.Vaddr, p.Flags&elf.PF_X != 0, true
+		}
+	}
+	return 0, false, false
+}
+
+// row returns the call frame information at a file address, cached.
+func (es *elfSymbols) row(addr uint64) (cfiRow, error) {
+	if es.eh == nil {
+		return cfiRow{}, es.ehErr
+	}
+	if r, ok := es.rows[addr]; ok {
+		return r.row, r.err
+	}
+	if es.rows == nil || len(es.rows) >= maxCachedRows {
+		es.rows = map[uint64]cfiRowResult{}
+	}
+	row, err := es.eh.row(addr)
+	es.rows[addr] = cfiRowResult{row, err}
+	return row, err
 }
 
 // lookup names the function at file offset off.
 func (es *elfSymbols) lookup(off uint64) (string, bool) {
-	addr, ok := uint64(0), false
-	for _, p := range es.loads {
-		if off >= p.Off && off < p.Off+p.Filesz {
-			addr, ok = off-p.Off+p.Vaddr, true
-			break
-		}
-	}
+	addr, _, ok := es.vaddr(off)
 	if !ok {
 		return "", false
 	}
@@ -251,4 +398,24 @@ func (k *KernelSymbols) load() {
 		k.addrs = append(k.addrs, s.a)
 		k.names = append(k.names, s.n)
 	}
+}
+
+// maxVDSO bounds the vDSO image read from a process (it is two pages on x86-64).
+const maxVDSO = 1 << 20
+
+// readProcessMemory reads a live process's vDSO image through /proc/<pid>/mem.
+func readProcessMemory(pid int, addr, n uint64) ([]byte, error) {
+	if n > maxVDSO {
+		return nil, fmt.Errorf("vdso of %d bytes", n)
+	}
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, int64(addr)); err != nil {
+		return nil, fmt.Errorf("read vdso: %w", err)
+	}
+	return b, nil
 }

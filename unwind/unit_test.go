@@ -29,6 +29,9 @@ func TestPatterns(t *testing.T) {
 		{[]byte{0xc5, 0xf8, 0x77, 0xc3}, atRet},
 		{[]byte{0x48, 0x83, 0xc4, 0x10, 0x5d, 0xc3}, notEpilogue}, // add rsp: the frame size still applies
 		{[]byte{0x5d, 0x48}, notEpilogue},
+		// The reserved stack check of @ReservedStackAccess methods (JDK 17's C2).
+		{[]byte{0x5d, 0x49, 0x3b, 0xa7, 0xb8, 0x03, 0, 0, 0x0f, 0x82, 0x3f, 0, 0, 0, 0x49, 0x8b, 0xff}, atPopRBP},
+		{[]byte{0x49, 0x3b, 0xa7, 0xb8, 0x03, 0, 0, 0x0f, 0x82, 0x3f, 0, 0, 0, 0x49, 0x8b, 0xff}, atRet},
 		{nil, notEpilogue},
 	} {
 		if got := epilogue(c.code); got != c.want {
@@ -37,18 +40,22 @@ func TestPatterns(t *testing.T) {
 	}
 	bang := []byte{0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe, 0xff}
 	for _, c := range []struct {
-		code          []byte
-		pushed, built bool
+		code                 []byte
+		pushed, built, saved bool
 	}{
-		{nil, false, false},
-		{bang, false, false},
-		{append(append([]byte{}, bang...), 0x55), true, false},
-		{append(append([]byte{}, bang...), 0x55, 0x48, 0x83, 0xec, 0x10), true, true},
-		{append(append([]byte{}, bang...), 0x55, 0x48, 0x83, 0xec, 0x10, 0x41, 0x81), true, true},
-		{[]byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x81, 0xec, 0, 1, 0, 0}, true, true},
+		{nil, false, false, false},
+		{bang, false, false, false},
+		{append(append([]byte{}, bang...), 0x55), true, false, true},
+		{append(append([]byte{}, bang...), 0x55, 0x48, 0x83, 0xec, 0x10), true, true, true},
+		{append(append([]byte{}, bang...), 0x55, 0x48, 0x83, 0xec, 0x10, 0x41, 0x81), true, true, true},
+		{[]byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x81, 0xec, 0, 1, 0, 0}, true, true, true},
+		{[]byte{0x55, 0x48, 0x8b, 0xec, 0x48, 0x83, 0xec, 0x10}, true, true, true},
+		// C2: "sub rsp, 0x18", then "mov [rsp+0x10], rbp".
+		{[]byte{0x48, 0x81, 0xec, 0x18, 0, 0, 0}, false, true, false},
+		{[]byte{0x48, 0x81, 0xec, 0x18, 0, 0, 0, 0x48, 0x89, 0x6c, 0x24, 0x10}, false, true, true},
 	} {
-		if p, b := prologueState(c.code); p != c.pushed || b != c.built {
-			t.Errorf("prologueState(% x) = %v, %v, want %v, %v", c.code, p, b, c.pushed, c.built)
+		if p, b, s := prologueState(c.code); p != c.pushed || b != c.built || s != c.saved {
+			t.Errorf("prologueState(% x) = %v, %v, %v, want %v, %v, %v", c.code, p, b, s, c.pushed, c.built, c.saved)
 		}
 	}
 }

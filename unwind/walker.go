@@ -1,7 +1,9 @@
 package unwind
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -149,7 +151,7 @@ func (w *Walker) Walk(s *Sample) Stack {
 func (w *Walker) Frames(s *Sample) iter.Seq[Frame] {
 	return func(yield func(Frame) bool) {
 		w.walks++
-		st := walkState{w: w, s: s, yield: yield, mem: stackMem{base: w.j.Mem, lo: s.Regs.SP, data: s.Stack}}
+		st := walkState{w: w, s: s, regs: s.Regs, yield: yield, mem: stackMem{base: w.j.Mem, lo: s.Regs.SP, data: s.Stack}}
 		r := st.run()
 		w.counts[r]++
 	}
@@ -157,15 +159,21 @@ func (w *Walker) Frames(s *Sample) iter.Seq[Frame] {
 
 // walkState is one walk in progress.
 type walkState struct {
-	w     *Walker
-	s     *Sample
+	w *Walker
+	s *Sample
+	// regs are the registers of the top frame: the sample's, or those a signal frame saved for the
+	// frame it interrupted.
+	regs  Regs
 	mem   stackMem
 	yield func(Frame) bool
 	n     int  // frames yielded
 	stop  bool // the consumer stopped the iteration
 	java  bool // a Java frame was seen
 	jt    uint64
-	spMax uint64 // the highest plausible sp
+	// jtKnown says jt was looked up (only walks that need it do: the thread list is read for it).
+	jtKnown    bool
+	anchorUsed bool
+	spMax      uint64 // the highest plausible sp
 }
 
 // emit yields f; false when the walk must end (the consumer stopped, or too many frames).
@@ -189,6 +197,10 @@ func (st *walkState) emit(f Frame) bool {
 
 // fail ends the walk with a Broken frame.
 func (st *walkState) fail(r Reason, pc, sp uint64, detail string) Reason {
+	if st.mem.changed {
+		// Whatever went wrong, it went wrong on memory that is not the sample's any more.
+		r, detail = ReasonTruncated, "stack changed beyond the copy"
+	}
 	name := "[" + r.String() + "]"
 	if detail != "" {
 		name = "[" + r.String() + ": " + detail + "]"
@@ -231,16 +243,12 @@ func (st *walkState) run() Reason {
 			return st.end()
 		}
 	}
-	st.jt = s.JavaThread
-	if st.jt == 0 {
-		st.jt = w.javaThread(s.TID)
-	}
 	pc, sp, fp := s.Regs.PC, s.Regs.SP, s.Regs.FP
 	if sp == 0 || sp%wordSize != 0 {
 		return st.fail(ReasonBadSP, pc, sp, "")
 	}
 	st.spMax = sp + maxStackSpan
-	top, anchorUsed := true, false
+	top := true
 	var lastSP uint64
 	limit := maxSteps(w.opts.MaxDepth)
 	for w.steps = 0; ; w.steps++ {
@@ -260,36 +268,17 @@ func (st *walkState) run() Reason {
 			return st.fail(ReasonBadReturn, pc, sp, "null pc")
 		}
 		if !w.cc.Contains(pc) {
-			// Native code. Java frames below it are found through the thread's frame anchor, set when
-			// Java code called into the VM or native code; else frame pointers lead back into Java code
-			// (stubs call C leaf functions without an anchor) or, for threads that run no Java, to the
-			// thread's start.
-			if !st.emitNative(pc, sp, top) {
-				return st.end()
+			next, end, r := st.native(pc, sp, fp, top)
+			if end {
+				return r
 			}
-			if !anchorUsed && st.jt != 0 {
-				a, err := st.anchor(st.jt + w.l.ThreadAnchor)
-				if err != nil {
-					return st.fail(ReasonRead, pc, sp, "frame anchor")
-				}
-				if a.sp != 0 && a.sp > sp {
-					anchorUsed, top = true, false
-					pc, sp, fp = a.pc, a.sp, a.fp
-					lastSP = 0
-					continue
-				}
+			if next.signal || next.jump {
+				// A signal frame's caller was interrupted, not calling: its pc is exact and its frame may
+				// be partly built, as a sampled top frame's (and a signal may run on another stack). An
+				// anchor jumps over frames not unwound.
+				lastSP = 0
 			}
-			npc, nsp, nfp, ok := st.nativeCaller(sp, fp)
-			if !ok {
-				if npc == 0 && nsp != 0 && (st.jt == 0 || !st.java) {
-					return ReasonNone // frame pointers ended: the root of a native thread
-				}
-				if st.jt == 0 || !st.java {
-					return st.fail(ReasonNoJavaFrames, pc, sp, "")
-				}
-				return st.fail(ReasonNativeNoAnchor, pc, sp, "")
-			}
-			pc, sp, fp, top = npc, nsp, nfp, false
+			pc, sp, fp, top = next.pc, next.sp, next.fp, next.signal
 			continue
 		}
 		if pc == w.l.CallStubReturn {
@@ -387,6 +376,106 @@ func (st *walkState) anchor(addr uint64) (anchor, error) {
 	return a, nil
 }
 
+// nativeStep is the caller of a native frame.
+type nativeStep struct {
+	pc, sp, fp uint64
+	signal     bool // the frame was a signal trampoline's: its caller was interrupted
+	jump       bool // the thread's frame anchor jumped over frames that could not be unwound
+}
+
+// nativeCode is implemented by native symbolizers that also know which memory is code and how native
+// code unwinds (FileSymbols).
+type nativeCode interface {
+	unwindInfo(pc uint64, ret bool) nativeInfo
+	isCode(pc uint64) bool
+}
+
+// native emits a native frame and finds its caller: by the code's call frame information (.eh_frame),
+// over the sample's own stack, so that the Java frames found below are those the thread had when it
+// was sampled. A stopped thread's walk (Sample.Stopped), whose memory is the thread's state, may
+// instead jump by the thread's frame anchor to its last Java frame, as may any walk without call frame
+// information (a Symbolizer that is no FileSymbols); frame pointers are the last resort there. end
+// says the walk ends here, with result r (ReasonNone at the thread's first frame).
+func (st *walkState) native(pc, sp, fp uint64, top bool) (next nativeStep, end bool, r Reason) {
+	w := st.w
+	nc, _ := w.opts.Native.(nativeCode)
+	var info nativeInfo
+	if nc != nil {
+		info = nc.unwindInfo(pc, !top)
+		if !top && !info.Code {
+			// Data, not code: a stale or corrupt word (the CDS archive, the modules image, text).
+			return next, true, st.fail(ReasonBadReturn, pc, sp, "not code")
+		}
+	}
+	if !st.emitNative(pc, sp, top) {
+		return next, true, st.end()
+	}
+	if nc != nil && info.RowErr == nil {
+		var cur nativeRegs
+		cur.set(colPC, pc)
+		cur.set(colSP, sp)
+		cur.set(colBP, fp)
+		if top {
+			cur.set(colBX, st.regs.BX)
+			cur.set(colR13, st.regs.R13)
+			cur.set(colAX, st.regs.AX)
+		}
+		regs, outermost, err := info.Row.step(cur, st.mem.u64)
+		switch {
+		case err == nil && outermost:
+			return next, true, ReasonNone // the thread's first frame (clone3, _start)
+		case err == nil:
+			get := func(col int) uint64 {
+				if regs.valid&(1<<col) == 0 {
+					return 0
+				}
+				return regs.v[col]
+			}
+			next = nativeStep{pc: get(colPC), sp: get(colSP), fp: get(colBP), signal: info.Row.Signal}
+			if next.signal {
+				st.regs = Regs{PC: next.pc, SP: next.sp, FP: next.fp, BX: get(colBX), R13: get(colR13), AX: get(colAX)}
+			}
+			return next, false, ReasonNone
+		}
+	}
+	if (st.s.Stopped || nc == nil) && !st.anchorUsed {
+		if jt := st.javaThread(); jt != 0 {
+			a, err := st.anchor(jt + w.l.ThreadAnchor)
+			if err != nil {
+				return next, true, st.fail(ReasonRead, pc, sp, "frame anchor")
+			}
+			if a.sp != 0 && a.sp > sp {
+				st.anchorUsed = true
+				return nativeStep{pc: a.pc, sp: a.sp, fp: a.fp, jump: true}, false, ReasonNone
+			}
+		}
+	}
+	npc, nsp, nfp, ok := st.nativeCaller(sp, fp)
+	if ok {
+		return nativeStep{pc: npc, sp: nsp, fp: nfp}, false, ReasonNone
+	}
+	java := st.javaThread() != 0 && st.java
+	if nc == nil && npc == 0 && nsp != 0 && !java {
+		return next, true, ReasonNone // frame pointers ended: the root of a native thread
+	}
+	if !java && st.javaThread() == 0 {
+		return next, true, st.fail(ReasonNoJavaFrames, pc, sp, "")
+	}
+	return next, true, st.fail(ReasonNativeUnwind, pc, sp, "")
+}
+
+// javaThread is the sampled thread's JavaThread*, 0 for threads that are none (GC and VM threads).
+func (st *walkState) javaThread() uint64 {
+	if !st.jtKnown {
+		st.jtKnown = true
+		st.jt = st.s.JavaThread
+		if st.jt == 0 {
+			st.jt = st.w.javaThread(st.s.TID)
+		}
+	}
+	return st.jt
+}
+
 // nativeCaller follows the frame pointer of C or C++ code. ok is false where the chain ends; npc is
 // then 0 and nsp non-zero if it ended at a null frame pointer or return address (a thread's start).
 func (st *walkState) nativeCaller(sp, fp uint64) (npc, nsp, nfp uint64, ok bool) {
@@ -431,7 +520,7 @@ func (st *walkState) emitNative(pc, sp uint64, top bool) bool {
 
 // interpreted handles a frame of the template interpreter.
 func (st *walkState) interpreted(pc, sp, fp uint64, top bool) (npc, nsp, nfp uint64, r Reason) {
-	w, s := st.w, st.s
+	w := st.w
 	plausible := fp > sp && fp-sp < maxInterpFrame && fp%wordSize == 0
 	var m *methodInfo
 	if plausible {
@@ -443,17 +532,17 @@ func (st *walkState) interpreted(pc, sp, fp uint64, top bool) (npc, nsp, nfp uin
 		// The interpreter keeps the live bcp in r13 and spills it to the frame only at calls. Where
 		// r13 is no bcp of the frame's method, the sample hit a method's entry before its frame was
 		// built: then rbx holds the callee's Method* and r13 the sender's sp.
-		if m != nil && (m.native || m.codeAt(s.Regs.R13)) {
+		if m != nil && (m.native || m.codeAt(st.regs.R13)) {
 			bci := -1
 			if !m.native {
-				bci = int(s.Regs.R13 - m.code)
+				bci = int(st.regs.R13 - m.code)
 			}
 			if !st.emitJava(Interpreted, m, bci, pc, sp, false) {
 				return 0, 0, 0, ReasonNone
 			}
 			return st.interpretedSender(fp)
 		}
-		if e := w.method(s.Regs.BX); e != nil {
+		if e := w.method(st.regs.BX); e != nil {
 			if cpc, csp, cfp, ok := st.interpreterEntry(pc, sp, fp); ok {
 				if !st.emitJava(Interpreted, e, -1, pc, sp, true) {
 					return 0, 0, 0, ReasonNone
@@ -516,8 +605,8 @@ func (st *walkState) interpretedSender(fp uint64) (npc, nsp, nfp uint64, r Reaso
 // (rbx = Method*, r13 = the sender's sp). The return address is at sp right at the entry, in rax
 // while the entry code moves the locals, and at fp+8 once it pushed a new fp.
 func (st *walkState) interpreterEntry(pc, sp, fp uint64) (npc, nsp, nfp uint64, ok bool) {
-	w, s := st.w, st.s
-	ssp := s.Regs.R13
+	w := st.w
+	ssp := st.regs.R13
 	if ssp < sp || ssp-sp > maxInterpFrame {
 		return 0, 0, 0, false
 	}
@@ -532,8 +621,8 @@ func (st *walkState) interpreterEntry(pc, sp, fp uint64) (npc, nsp, nfp uint64, 
 			}
 		}
 	}
-	if w.cc.Contains(s.Regs.AX) {
-		return s.Regs.AX, ssp, fp, true
+	if w.cc.Contains(st.regs.AX) {
+		return st.regs.AX, ssp, fp, true
 	}
 	return 0, 0, 0, false
 }
@@ -608,13 +697,17 @@ func (st *walkState) epilogue(pc, sp, fp uint64) (npc, nsp, nfp uint64, ok bool)
 // collectors) the nmethod entry barrier.
 func (st *walkState) prologue(b *vmstructs.CodeBlob, pc, sp, fp uint64) (npc, nsp, nfp uint64, r Reason) {
 	entry := b.VerifiedEntry
-	pushed, built := false, false
+	pushed, built, saved := false, false, false
 	if entry != 0 && entry <= pc && pc-entry < 64 {
-		pushed, built = prologueState(st.code(entry, int(pc-entry)))
+		pushed, built, saved = prologueState(st.code(entry, int(pc-entry)))
 	}
 	switch {
 	case built:
-		return st.fixedFrame(sp, uint64(b.FrameSize))
+		npc, nsp, nfp, r = st.fixedFrame(sp, uint64(b.FrameSize))
+		if !saved && r == ReasonNone {
+			nfp = fp // C2's prologue has not stored the caller's rbp yet: it is still in rbp
+		}
+		return npc, nsp, nfp, r
 	case pushed:
 		ra, err1 := st.mem.u64(sp + wordSize)
 		saved, err2 := st.mem.u64(sp)
@@ -654,10 +747,14 @@ func (st *walkState) fixedFrame(sp, fs uint64) (npc, nsp, nfp uint64, r Reason) 
 	return 0, 0, 0, ReasonBadReturn
 }
 
-// plausibleText accepts a return address outside the code cache when a native symbolizer knows it
-// (compiled code is called from native code only through the call stub and upcall stubs, which are
-// in the code cache, so this is rare).
+// plausibleText accepts a return address outside the code cache when it is in native code: a native
+// symbolizer that knows the process's mappings says it is executable, one that does not at least
+// knows its module (compiled code is called from native code only through the call stub and upcall
+// stubs, which are in the code cache, but stubs are called from libjvm).
 func (st *walkState) plausibleText(pc uint64) bool {
+	if nc, ok := st.w.opts.Native.(nativeCode); ok {
+		return nc.isCode(pc)
+	}
 	if st.w.opts.Native == nil {
 		return false
 	}
@@ -686,7 +783,7 @@ func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (n
 	var cands []cand
 	word := func(a uint64) uint64 { v, _ := st.mem.u64(a); return v }
 	switch {
-	case len(code) >= 3 && code[0] == 0x48 && code[1] == 0x89 && code[2] == 0xe5: // mov rbp, rsp
+	case isMovRBPRSP(code):
 		cands = append(cands, cand{word(sp + wordSize), sp + 2*wordSize, word(sp)})
 	case len(code) >= 1 && (code[0] == 0x55 || code[0] == 0xc3): // push rbp, ret
 		cands = append(cands, cand{word(sp), sp + wordSize, fp})
@@ -694,8 +791,8 @@ func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (n
 	if b.Kind == vmstructs.KindVtable || b.Kind == vmstructs.KindAdapter || b.Kind == vmstructs.KindMHAdapter {
 		cands = append(cands, cand{word(sp), sp + wordSize, fp})
 	}
-	if fp > sp && fp-sp < 1<<16 && fp%wordSize == 0 {
-		// The stub ran "enter".
+	if fp >= sp && fp-sp < 1<<16 && fp%wordSize == 0 {
+		// The stub ran "enter" ("push rbp; mov rbp, rsp": fp is sp until it pushes more).
 		cands = append(cands, cand{word(fp + wordSize), fp + 2*wordSize, word(fp)})
 	}
 	cands = append(cands, cand{word(sp), sp + wordSize, fp})
@@ -942,16 +1039,61 @@ func readUint(m vmstructs.Memory, addr, size uint64) (uint64, error) {
 	return binary.LittleEndian.Uint64(buf[:]), nil
 }
 
+// deadStack is how far below a sample's sp reads are refused: the thread's own stack, whose
+// contents there were dead at the sample.
+const deadStack = 1 << 20
+
+var (
+	errDeadStack    = errors.New("read below the sampled stack pointer")
+	errStackChanged = errors.New("the stack beyond the sample's copy changed since")
+)
+
 // stackMem serves reads of the sampled stack from its copy and the rest from the process.
 type stackMem struct {
 	base vmstructs.Memory
 	lo   uint64
 	data []byte
+	// checked says whether the stack beyond the copy was compared with the copy's end; changed, that
+	// it differed.
+	checked, changed bool
+}
+
+// tailCheck is how many of the copy's last bytes must still be in memory for reads beyond it.
+const tailCheck = 64
+
+// stillThere reports whether the last bytes of the copy are still in the thread's stack.
+func (m *stackMem) stillThere() bool {
+	n := min(len(m.data), tailCheck)
+	if n == 0 {
+		return true
+	}
+	buf := make([]byte, n)
+	at := m.lo + uint64(len(m.data)-n)
+	if k, err := m.base.ReadAt(buf, at); err != nil || k != n {
+		return false
+	}
+	return bytes.Equal(buf, m.data[len(m.data)-n:])
 }
 
 func (m *stackMem) u64(addr uint64) (uint64, error) {
 	if addr >= m.lo && addr-m.lo+8 <= uint64(len(m.data)) {
 		return binary.LittleEndian.Uint64(m.data[addr-m.lo:]), nil
+	}
+	if len(m.data) > 0 && addr < m.lo && m.lo-addr <= deadStack {
+		// Below the sampled sp: dead when the sample was taken and overwritten since.
+		return 0, errDeadStack
+	}
+	if len(m.data) > 0 && addr >= m.lo && addr-m.lo < maxStackSpan {
+		// Beyond the copy: the thread's live stack, the sample's only as long as the frames there are
+		// still active. They are if the copy's last bytes are still there (a frame that returned or
+		// ran on would have changed them): checked once per walk.
+		if !m.checked {
+			m.checked = true
+			m.changed = !m.stillThere()
+		}
+		if m.changed {
+			return 0, errStackChanged
+		}
 	}
 	var buf [8]byte
 	if _, err := m.base.ReadAt(buf[:], addr); err != nil {

@@ -3,6 +3,12 @@ package unwind
 // x86-64 instruction patterns of the code HotSpot generates around frames (src/hotspot/cpu/x86/
 // macroAssembler_x86.cpp, c2_MacroAssembler_x86.cpp, c1_MacroAssembler_x86.cpp).
 
+// isMovRBPRSP reports whether code starts with "mov rbp, rsp", in either encoding (HotSpot's
+// assembler emits 8b /r, compilers 89 /r).
+func isMovRBPRSP(code []byte) bool {
+	return len(code) >= 3 && code[0] == 0x48 && (code[1] == 0x89 && code[2] == 0xe5 || code[1] == 0x8b && code[2] == 0xec)
+}
+
 // isSubRSP reports whether code starts with "sub rsp, imm": the prologue pushed rbp already.
 func isSubRSP(code []byte) bool {
 	return len(code) >= 3 && code[0] == 0x48 && (code[1] == 0x83 || code[1] == 0x81) && code[2] == 0xec
@@ -17,21 +23,29 @@ const (
 )
 
 // epilogue tells where in a method's epilogue code lies: "[add rsp, n;] pop rbp; [cmp rsp, [r15+off];
-// ja slow;] [vzeroupper;] ret" (the return poll is JDK 16+; earlier JDKs poll before the add).
+// jb ok; <enable the reserved stack zone>; ok:] [cmp rsp, [r15+off]; ja slow;] [vzeroupper;] ret" (the
+// return poll is JDK 16+, earlier JDKs poll before the add; the reserved stack check is in methods
+// annotated @ReservedStackAccess, such as ReentrantLock's). Compiled code compares rsp with a
+// JavaThread field only there, after the frame is gone.
 func epilogue(code []byte) epilogueState {
 	if len(code) == 0 {
 		return notEpilogue
 	}
 	if code[0] == 0x5d {
-		if rest := code[1:]; len(rest) > 0 && (rest[0] == 0xc3 || retFollows(rest)) {
+		if rest := code[1:]; len(rest) > 0 && (rest[0] == 0xc3 || cmpRSPThread(rest) || retFollows(rest)) {
 			return atPopRBP
 		}
 		return notEpilogue
 	}
-	if code[0] == 0xc3 || retFollows(code) {
+	if code[0] == 0xc3 || cmpRSPThread(code) || retFollows(code) {
 		return atRet
 	}
 	return notEpilogue
+}
+
+// cmpRSPThread reports whether code starts with "cmp rsp, [r15+off]" (r15 is the JavaThread).
+func cmpRSPThread(code []byte) bool {
+	return len(code) >= 4 && code[0] == 0x49 && code[1] == 0x3b && (code[2] == 0xa7 || code[2] == 0x67)
 }
 
 // retFollows reports whether code is a return poll or vzeroupper followed by ret.
@@ -60,17 +74,25 @@ func retFollows(code []byte) bool {
 }
 
 // prologueState decodes a compiled method's prologue from its verified entry up to (not including)
-// the sampled pc: whether rbp was pushed and whether the frame was allocated ("sub rsp, n"). Decoding
-// stops at the first instruction it does not know.
-func prologueState(code []byte) (pushed, built bool) {
+// the sampled pc: whether rbp was pushed, whether the frame was allocated ("sub rsp, n") and whether
+// the caller's rbp is saved in it. C1 pushes rbp before "sub rsp, n"; C2 allocates first and then
+// stores rbp in the frame's second-to-last word ("sub rsp, n; mov [rsp+n-8], rbp"). Decoding stops at
+// the first instruction it does not know.
+func prologueState(code []byte) (pushed, built, saved bool) {
 	for i := 0; i < len(code); {
 		switch {
 		case code[i] == 0x55: // push rbp
-			pushed = true
+			pushed, saved = true, true
 			i++
+		case i+5 <= len(code) && code[i] == 0x48 && code[i+1] == 0x89 && code[i+2] == 0x6c && code[i+3] == 0x24: // mov [rsp+disp8], rbp
+			saved = true
+			i += 5
+		case i+8 <= len(code) && code[i] == 0x48 && code[i+1] == 0x89 && code[i+2] == 0xac && code[i+3] == 0x24: // mov [rsp+disp32], rbp
+			saved = true
+			i += 8
 		case i+7 <= len(code) && code[i] == 0x89 && code[i+1] == 0x84 && code[i+2] == 0x24: // mov [rsp+disp32], eax (stack bang)
 			i += 7
-		case i+3 <= len(code) && code[i] == 0x48 && code[i+1] == 0x89 && code[i+2] == 0xe5: // mov rbp, rsp
+		case isMovRBPRSP(code[i:]):
 			i += 3
 		case i+4 <= len(code) && code[i] == 0x48 && code[i+1] == 0x83 && code[i+2] == 0xec: // sub rsp, imm8
 			built = true
@@ -83,8 +105,8 @@ func prologueState(code []byte) (pushed, built bool) {
 		case i+2 <= len(code) && code[i] == 0x66 && code[i+1] == 0x90: // xchg ax, ax
 			i += 2
 		default:
-			return pushed, built
+			return pushed, built, saved
 		}
 	}
-	return pushed, built
+	return pushed, built, saved
 }

@@ -301,7 +301,7 @@ func (a *jvmkit) profileCore(ctx context.Context, pf *profileFlags) error {
 		if !ok {
 			continue
 		}
-		st := w.Walk(&unwind.Sample{TID: ct.TID, JavaThread: jts[ct.TID], Regs: regs})
+		st := w.Walk(&unwind.Sample{TID: ct.TID, JavaThread: jts[ct.TID], Regs: regs, Stopped: true})
 		name := ""
 		if pf.threads {
 			name = byTID[ct.TID].Name
