@@ -117,7 +117,7 @@ func stopProcess(t *testing.T, pid int) (cont func()) {
 var unwindShapes = map[string]*regexp.Regexp{
 	"uw-deep":  regexp.MustCompile(`^(jl.Thread.runWith;)?Unwind\$\$Lambda[^;]*\.run;Unwind\.lambda\$main\$0;(Unwind\.deep;(Unwind\.rec;){0,22}(Unwind\.leaf;)?)?$`),
 	"uw-mixed": regexp.MustCompile(`^(jl.Thread.runWith;)?Unwind\$\$Lambda[^;]*\.run;Unwind\.lambda\$main\$1;(Unwind\.mixedOuter;(Unwind\.interp;(Unwind\.mixedInner;)?)?)?$`),
-	"uw-sha":   regexp.MustCompile(`^(jl.Thread.runWith;)?Unwind\$\$Lambda[^;]*\.run;Unwind\.sha;((java|sun|jdk)\.[^;]+;)*$`),
+	"uw-sha":   regexp.MustCompile(`^(jl.Thread.runWith;)?Unwind\$\$Lambda[^;]*\.run;Unwind\.sha;((java|sun|jdk|jl)\.[^;]+;)*$`),
 	"uw-mega":  regexp.MustCompile(`^(jl.Thread.runWith;)?Unwind\$\$Lambda[^;]*\.run;Unwind\.lambda\$main\$2;(Unwind\.mega;(Unwind\$[A-E]\.area;)?)?$`),
 	"uw-sleep": regexp.MustCompile(`^(jl.Thread.runWith;)?Unwind\$\$Lambda[^;]*\.run;Unwind\.sleep;(java\.lang\.Thread\.[^;]+;)+$`),
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/gob"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -100,8 +101,10 @@ type symResult struct {
 }
 
 type symRecorder struct {
-	base Symbolizer
-	m    map[uint64]symResult
+	base   Symbolizer
+	m      map[uint64]symResult
+	unwind map[unwindKey]unwindResult
+	code   map[uint64]bool
 }
 
 func (s *symRecorder) Symbolize(pc uint64) (string, string, bool) {
@@ -110,12 +113,70 @@ func (s *symRecorder) Symbolize(pc uint64) (string, string, bool) {
 	return name, mod, ok
 }
 
+// unwindKey and unwindResult are a recorded answer of nativeCode.unwindInfo.
+type unwindKey struct {
+	PC  uint64
+	Ret bool
+}
+
+type unwindResult struct {
+	Code  bool
+	Row   cfiRow
+	NoFDE bool   // RowErr was errNoFDE
+	Err   string // another RowErr
+}
+
+func (s *symRecorder) unwindInfo(pc uint64, ret bool) nativeInfo {
+	info := s.base.(nativeCode).unwindInfo(pc, ret)
+	r := unwindResult{Code: info.Code, Row: info.Row, NoFDE: errors.Is(info.RowErr, errNoFDE)}
+	if info.RowErr != nil && !r.NoFDE {
+		r.Err = info.RowErr.Error()
+	}
+	s.unwind[unwindKey{pc, ret}] = r
+	return info
+}
+
+func (s *symRecorder) isCode(pc uint64) bool {
+	ok := s.base.(nativeCode).isCode(pc)
+	s.code[pc] = ok
+	return ok
+}
+
 type symReplay map[uint64]symResult
 
 func (s symReplay) Symbolize(pc uint64) (string, string, bool) {
 	r := s[pc]
 	return r.Name, r.Module, r.OK
 }
+
+// nativeReplay answers as the recorded FileSymbols did.
+type nativeReplay struct {
+	symReplay
+	unwind map[unwindKey]unwindResult
+	code   map[uint64]bool
+}
+
+func (n nativeReplay) unwindInfo(pc uint64, ret bool) nativeInfo {
+	r, ok := n.unwind[unwindKey{pc, ret}]
+	if !ok {
+		return nativeInfo{RowErr: errNoFDE}
+	}
+	info := nativeInfo{Code: r.Code, Row: r.Row}
+	switch {
+	case r.NoFDE:
+		info.RowErr = errNoFDE
+	case r.Err != "":
+		info.RowErr = errors.New(r.Err)
+	}
+	return info
+}
+
+func (n nativeReplay) isCode(pc uint64) bool { return n.code[pc] }
+
+// symOnly hides every method of a Symbolizer but Symbolize.
+type symOnly struct{ s Symbolizer }
+
+func (s symOnly) Symbolize(pc uint64) (string, string, bool) { return s.s.Symbolize(pc) }
 
 // page is a recorded page: its bytes and which of them were read.
 type page struct {
@@ -223,6 +284,9 @@ type fixture struct {
 	Image   image
 	Native  map[uint64]symResult
 	Kernel  map[uint64]symResult
+	// Unwind and Code are the native symbolizer's call frame information and code checks.
+	Unwind  map[unwindKey]unwindResult
+	Code    map[uint64]bool
 	Samples []recordedSample
 }
 
@@ -246,10 +310,14 @@ func newFixtureRecorder(j *vmstructs.JVM, jdk string, threads map[int]uint64, na
 		f: &fixture{JDK: jdk, Version: v, Fields: j.Table.Fields, Types: j.Table.Types, Ints: j.Table.Ints, Longs: j.Table.Longs,
 			Symbols: j.CodeCacheSymbols(), Threads: threads, Names: names},
 		rec: newRecorder(j.Mem),
-		nat: &symRecorder{base: native, m: map[uint64]symResult{}},
+		nat: &symRecorder{base: native, m: map[uint64]symResult{}, unwind: map[unwindKey]unwindResult{}, code: map[uint64]bool{}},
 		krn: &symRecorder{base: kernel, m: map[uint64]symResult{}},
 	}
-	w, err := New(j.WithMemory(fr.rec), Options{Native: fr.nat, Kernel: fr.krn})
+	var nat Symbolizer = fr.nat
+	if _, ok := native.(nativeCode); !ok {
+		nat = symOnly{fr.nat}
+	}
+	w, err := New(j.WithMemory(fr.rec), Options{Native: nat, Kernel: symOnly{fr.krn}})
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +340,7 @@ func (fr *fixtureRecorder) walk(s *Sample) Stack {
 func (fr *fixtureRecorder) fixture() *fixture {
 	fr.f.Image = spans(fr.rec.shared)
 	fr.f.Native, fr.f.Kernel = fr.nat.m, fr.krn.m
+	fr.f.Unwind, fr.f.Code = fr.nat.unwind, fr.nat.code
 	return fr.f
 }
 
@@ -335,7 +404,11 @@ func (f *fixture) replayer(tb testing.TB) *replayer {
 	tb.Helper()
 	mem := &replayMem{base: f.Image}
 	j := vmstructs.NewRecordedJVM(vmstructs.NewTable(f.Fields, f.Types, f.Ints, f.Longs), f.Symbols, mem)
-	w, err := New(j, Options{Native: symReplay(f.Native), Kernel: symReplay(f.Kernel)})
+	var native Symbolizer = symReplay(f.Native)
+	if f.Unwind != nil {
+		native = nativeReplay{symReplay(f.Native), f.Unwind, f.Code}
+	}
+	w, err := New(j, Options{Native: native, Kernel: symReplay(f.Kernel)})
 	if err != nil {
 		tb.Fatalf("%s: %v", f.JDK, err)
 	}

@@ -97,7 +97,19 @@ func TestReplay(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%s (%s): %d samples replayed, %d differ, %d complete", f.JDK, f.Version, len(f.Samples), diffs, complete)
+			native := 0
+			for _, s := range f.Samples {
+				for _, fr := range s.Want.Frames {
+					if fr.Type == Native {
+						native++
+					}
+				}
+			}
+			t.Logf("%s (%s): %d samples replayed, %d differ, %d complete; %d native frames, %d call frame information answers",
+				f.JDK, f.Version, len(f.Samples), diffs, complete, native, len(f.Unwind))
+			if len(f.Unwind) == 0 {
+				t.Errorf("the fixture has no call frame information: record it again")
+			}
 			if complete*100 < len(f.Samples)*99 {
 				t.Errorf("%d of %d recorded samples complete", complete, len(f.Samples))
 			}
