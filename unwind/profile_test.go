@@ -5,6 +5,8 @@ package unwind
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"slices"
 	"sort"
 	"strings"
@@ -15,13 +17,11 @@ import (
 )
 
 // profile samples a live JVM for d and returns the walked stacks of the threads whose names start
-// with prefix.
+// with prefix (a prefix of at most 15 bytes: threads are found by their comm, which the JVM sets to
+// the Java thread's name, so that this needs no VMStructs thread list).
 func profile(t *testing.T, w *Walker, d time.Duration, hz int, prefix string) []Stack {
 	t.Helper()
-	names := map[int]string{}
-	for _, th := range workloadThreads(t, w, prefix) {
-		names[hostTID(th)] = th.Name
-	}
+	names := commThreads(t, w.JVM().PID, prefix)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var out []Stack
@@ -32,6 +32,31 @@ func profile(t *testing.T, w *Walker, d time.Duration, hz int, prefix string) []
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// commThreads returns the threads of pid whose comm starts with prefix, by tid.
+func commThreads(t *testing.T, pid int, prefix string) map[int]string {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]string{}
+	for _, e := range ents {
+		b, err := os.ReadFile(dir + "/" + e.Name() + "/comm")
+		tid, err2 := strconv.Atoi(e.Name())
+		if err != nil || err2 != nil {
+			continue
+		}
+		if name := strings.TrimSpace(string(b)); strings.HasPrefix(name, prefix) {
+			out[tid] = name
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no thread of %d is named %s*", pid, prefix)
 	}
 	return out
 }

@@ -48,7 +48,8 @@ func cmpRSPThread(code []byte) bool {
 	return len(code) >= 4 && code[0] == 0x49 && code[1] == 0x3b && (code[2] == 0xa7 || code[2] == 0x67)
 }
 
-// retFollows reports whether code is a return poll or vzeroupper followed by ret.
+// retFollows reports whether code is a return poll (JDK 16+: "cmp rsp, [r15+off]; ja slow"; JDK 11:
+// "mov r10, [r15+off]; test [r10], eax") or vzeroupper followed by ret.
 func retFollows(code []byte) bool {
 	seen := false
 	for i := 0; i < len(code); {
@@ -64,6 +65,12 @@ func retFollows(code []byte) bool {
 		case i+2 <= len(code) && code[i] == 0x77: // ja rel8
 			i += 2
 		case i+3 <= len(code) && code[i] == 0xc5 && code[i+1] == 0xf8 && code[i+2] == 0x77: // vzeroupper
+			i += 3
+		case i+7 <= len(code) && code[i] == 0x4d && code[i+1] == 0x8b && code[i+2] == 0x97: // mov r10, [r15+disp32] (JDK 11's poll)
+			i += 7
+		case i+4 <= len(code) && code[i] == 0x4d && code[i+1] == 0x8b && code[i+2] == 0x57: // mov r10, [r15+disp8]
+			i += 4
+		case i+3 <= len(code) && code[i] == 0x41 && code[i+1] == 0x85 && code[i+2] == 0x02: // test [r10], eax
 			i += 3
 		default:
 			return false
