@@ -41,27 +41,41 @@ var optionsWithValue = map[string]bool{
 // CommandFromArgs reconstructs what the JVM reports as sun.rt.javaCommand from a java command line:
 // the main class, the jar (-jar) or the module/main class (-m), followed by the program arguments.
 func CommandFromArgs(args []string) string {
+	_, cmd := splitArgs(args)
+	return cmd
+}
+
+// JVMOptions returns the options of a java command line, those before the main class, jar or
+// module: what the launcher and the JVM read (-D properties, -XX flags), not the program's arguments.
+func JVMOptions(args []string) []string {
+	opts, _ := splitArgs(args)
+	return opts
+}
+
+// splitArgs cuts a java command line (program name first) into the launcher's options and the
+// command: main class, jar or module with the program arguments.
+func splitArgs(args []string) (opts []string, cmd string) {
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "-jar" || a == "-m" || a == "--module":
 			if i+1 < len(args) {
-				return strings.Join(args[i+1:], " ")
+				return args[1:i], strings.Join(args[i+1:], " ")
 			}
-			return ""
+			return args[1:i], ""
 		case strings.HasPrefix(a, "--module="):
-			return strings.Join(append([]string{strings.TrimPrefix(a, "--module=")}, args[i+1:]...), " ")
+			return args[1:i], strings.Join(append([]string{strings.TrimPrefix(a, "--module=")}, args[i+1:]...), " ")
 		case optionsWithValue[a]:
 			i++
 		case strings.HasPrefix(a, "-"):
 		default:
-			return strings.Join(args[i:], " ")
+			return args[1:i], strings.Join(args[i:], " ")
 		}
 	}
 	if len(args) > 0 {
-		return filepath.Base(args[0])
+		return args[1:], filepath.Base(args[0])
 	}
-	return ""
+	return nil, ""
 }
 
 // ErrNoMatch is returned by Select when nothing matches.

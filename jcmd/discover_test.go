@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/jcmd"
@@ -30,6 +33,22 @@ func TestCommandFromArgs(t *testing.T) {
 	} {
 		if got := jcmd.CommandFromArgs(tc.args); got != tc.want {
 			t.Errorf("CommandFromArgs(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestJVMOptions(t *testing.T) {
+	for _, tc := range []struct {
+		args, want []string
+	}{
+		{[]string{"java", "-cp", "/x", "-Dotel.service.name=a", "Main", "-Dnot=mine"}, []string{"-cp", "/x", "-Dotel.service.name=a"}},
+		{[]string{"java", "-Xmx1g", "-jar", "app.jar", "-Dx=y"}, []string{"-Xmx1g"}},
+		{[]string{"java", "-Da=b", "--module=mod/Main", "x"}, []string{"-Da=b"}},
+		{[]string{"java", "-Da=b"}, []string{"-Da=b"}},
+		{nil, nil},
+	} {
+		if diff := cmp.Diff(tc.want, jcmd.JVMOptions(tc.args), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("JVMOptions(%q) (-want +got):\n%s", tc.args, diff)
 		}
 	}
 }

@@ -173,3 +173,20 @@ type Sample struct {
 	// taken (perf, USDT) never does, or it could be given another call's Java frames.
 	Stopped bool
 }
+
+// Label is the frame's name as folded stacks, pprof profiles and flame graphs show it: Name with the
+// folded format's separator ';' replaced by ':', and flamegraph.pl's annotation for compiled ("_[j]"),
+// inlined ("_[i]") and kernel ("_[k]") frames, which package flame reads back. `jvmkit profile` and
+// the fleet agent name frames by it, so that their profiles compare frame by frame.
+func (f *Frame) Label() string {
+	name := strings.ReplaceAll(f.Name, ";", ":")
+	switch f.Type {
+	case Compiled:
+		return name + "_[j]"
+	case Inlined:
+		return name + "_[i]"
+	case Kernel:
+		return name + "_[k]"
+	}
+	return name
+}

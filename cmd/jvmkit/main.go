@@ -6,8 +6,9 @@ import (
 	"os"
 
 	"github.com/jvmkit/jvmkit/internal/cli"
+	"github.com/jvmkit/jvmkit/internal/cli/agent"
 )
 
 func main() {
-	os.Exit(cli.JvmkitMain(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cli.JvmkitMain(os.Args[1:], os.Stdout, os.Stderr, agent.Command))
 }

@@ -28,6 +28,9 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
+// UsageErrorf is a command-line error (exit status 2) for commands defined outside this package.
+func UsageErrorf(format string, args ...any) error { return usagef(format, args...) }
+
 // exitError carries a status without a message of its own (the output already explained it).
 type exitError struct{ code int }
 

@@ -12,9 +12,13 @@ import (
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
-// JvmkitMain runs jvmkit with the given arguments (without the program name) and returns the exit
-// status.
-func JvmkitMain(args []string, stdout, stderr io.Writer) int {
+// Command makes a subcommand defined outside this package, for commands whose dependencies the other
+// tools must not link (jvmkit agent: HTTP and protobuf clients).
+type Command func(stdout, stderr io.Writer) *cobra.Command
+
+// JvmkitMain runs jvmkit with the given arguments (without the program name) and the extra
+// subcommands, and returns the exit status.
+func JvmkitMain(args []string, stdout, stderr io.Writer, extra ...Command) int {
 	app := &jvmkit{stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
 		Use:   "jvmkit",
@@ -31,6 +35,9 @@ Exit status: 0 ok, 1 failed, 2 usage, 3 no such JVM or not HotSpot, 4 permission
 	root.PersistentFlags().BoolVar(&app.json, "json", false, "print JSON")
 	root.PersistentFlags().StringVar(&app.coreRoot, "core-root", "", "for a core file: the directory the JVM's files are under (a container's root)")
 	root.AddCommand(app.vmstructsCmd(), app.flagsCmd(), app.threadsCmd(), app.codecacheCmd(), app.foldCmd(), app.flameCmd(), app.usdtCmd(), app.symbolizeCmd(), app.jitlogCmd(), app.profileCmd(), app.allocCmd(), app.gcCmd(), app.jfrCmd())
+	for _, c := range extra {
+		root.AddCommand(c(stdout, stderr))
+	}
 	return run("jvmkit", root, args, stdout, stderr, false)
 }
 

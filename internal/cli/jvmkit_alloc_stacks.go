@@ -189,7 +189,7 @@ func allocFolded(p *hotspot.AllocProfile, byBytes, vmFrames bool) *flame.Folded 
 		names := make([]string, 0, len(frames)+2)
 		names = append(names, strings.ReplaceAll(s.Thread, ";", ":"))
 		for k := len(frames) - 1; k >= 0; k-- {
-			names = append(names, frameLabel(&frames[k]))
+			names = append(names, frames[k].Label())
 		}
 		names = append(names, strings.ReplaceAll(s.Class, ";", ":"))
 		v := int64(s.Count)

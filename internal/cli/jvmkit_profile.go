@@ -109,23 +109,9 @@ func (p *profileAgg) add(st *unwind.Stack, thread string) {
 		names = append(names, strings.ReplaceAll(thread, ";", ":"))
 	}
 	for i := len(st.Frames) - 1; i >= 0; i-- {
-		names = append(names, frameLabel(&st.Frames[i]))
+		names = append(names, st.Frames[i].Label())
 	}
 	p.counts[strings.Join(names, ";")]++
-}
-
-// frameLabel is a frame's name in folded output, with flamegraph.pl's annotations.
-func frameLabel(f *unwind.Frame) string {
-	name := strings.ReplaceAll(f.Name, ";", ":")
-	switch f.Type {
-	case unwind.Compiled:
-		return name + "_[j]"
-	case unwind.Inlined:
-		return name + "_[i]"
-	case unwind.Kernel:
-		return name + "_[k]"
-	}
-	return name
 }
 
 func (p *profileAgg) folded() *flame.Folded {

@@ -6,6 +6,9 @@ import "runtime/debug"
 // without it the module version or VCS revision recorded by the Go toolchain is used.
 var Version string
 
+// BuildVersion is the version the tools print: Version, else what the build recorded.
+func BuildVersion() string { return version() }
+
 func version() string {
 	if Version != "" {
 		return Version

@@ -115,3 +115,23 @@ func (fs FS) Pids() ([]int, error) {
 	sort.Ints(pids)
 	return pids, nil
 }
+
+// Environ returns the environment of pid as "KEY=value" strings, as it was when the process
+// started (a process that changes its environment later does not change this file). Reading another
+// user's needs the same access as ptrace.
+func (fs FS) Environ(pid int) ([]string, error) {
+	b, err := os.ReadFile(fs.Path(pid, "environ"))
+	if err != nil {
+		return nil, err
+	}
+	return ParseCmdline(b), nil
+}
+
+// Cgroup returns the cgroup path of pid (see ParseCgroup).
+func (fs FS) Cgroup(pid int) (string, error) {
+	b, err := os.ReadFile(fs.Path(pid, "cgroup"))
+	if err != nil {
+		return "", err
+	}
+	return ParseCgroup(b), nil
+}

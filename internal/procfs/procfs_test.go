@@ -27,7 +27,7 @@ func parseStatusFile(t *testing.T, name string) Status {
 
 func TestParseStatus(t *testing.T) {
 	s := parseStatusFile(t, "status-jvm.txt")
-	if s.Name != "java" || s.State != 'S' || s.TGID != 2304 || s.NSPID() != 2304 || s.EUID() != 0 {
+	if s.Name != "java" || s.State != 'S' || s.TGID != 2304 || s.NSPID() != 2304 || s.EUID() != 0 || s.RSS != 75504<<10 {
 		t.Errorf("unexpected %+v", s)
 	}
 	if !s.Catches(3) || s.Ignores(3) || !s.Ignores(2) || s.Stopped() || s.Dead() {
@@ -51,7 +51,7 @@ func TestParseStatus(t *testing.T) {
 		t.Errorf("no NSpid: %v %v", s.NSpid, err)
 	}
 	for _, bad := range []string{"", "Name: x\n", "Tgid:\tx\n", "Tgid:\t1\nUid:\ta\n", "Tgid:\t1\nSigCgt:\tzz\n",
-		"Tgid:\t1\nUid:\t1 2 3 4 5\n", "Tgid:\t1\nUid:\t1 2 3\n", "Tgid:\t1\nGid:\t\n", "Tgid:\t1\nSigIgn:\tzz\n",
+		"Tgid:\t1\nUid:\t1 2 3 4 5\n", "Tgid:\t1\nVmRSS:\tx kB\n", "Tgid:\t1\nUid:\t1 2 3\n", "Tgid:\t1\nGid:\t\n", "Tgid:\t1\nSigIgn:\tzz\n",
 		"Tgid:\t1\nSigBlk:\t-1\n", "Tgid:\t1\nNSpid:\tx\n", "Tgid:\t1\nState:\n", "Tgid:\t1\nGroups:\t1 x\n"} {
 		if _, err := ParseStatus([]byte(bad)); err == nil {
 			t.Errorf("ParseStatus(%q): no error", bad)
@@ -73,6 +73,7 @@ func TestParseStatusNamespaced(t *testing.T) {
 		GID:    [4]int{65534, 65534, 65534, 65534},
 		Groups: []int{},
 		SigIgn: 1<<(2-1) | 1<<(3-1), // SIGINT, SIGQUIT
+		RSS:    1668 << 10,
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreUnexported(Status{})); diff != "" {
 		t.Errorf("ParseStatus mismatch (-want +got):\n%s", diff)

@@ -22,6 +22,8 @@ type Status struct {
 	SigBlk uint64 // blocked by the thread whose status this is (the main thread for /proc/<pid>)
 	SigIgn uint64
 	SigCgt uint64
+	// RSS is the resident set size in bytes (VmRSS); 0 for kernel threads and zombies.
+	RSS int64
 	// hasSig records whether the Sig* lines were present (they always are on Linux).
 	hasSig bool
 }
@@ -71,6 +73,10 @@ func ParseStatus(b []byte) (Status, error) {
 			s.SigBlk, err = strconv.ParseUint(string(v), 16, 64)
 		case "SigIgn":
 			s.SigIgn, err = strconv.ParseUint(string(v), 16, 64)
+		case "VmRSS":
+			kb, _ := bytes.CutSuffix(v, []byte(" kB"))
+			s.RSS, err = strconv.ParseInt(string(bytes.TrimSpace(kb)), 10, 64)
+			s.RSS <<= 10
 		case "SigCgt":
 			s.SigCgt, err = strconv.ParseUint(string(v), 16, 64)
 			s.hasSig = err == nil

@@ -1,0 +1,330 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
+	"github.com/jvmkit/jvmkit/jcmd"
+	"github.com/jvmkit/jvmkit/unwind"
+	"github.com/jvmkit/jvmkit/vmstructs"
+)
+
+// Options configure an Agent. Zero fields take their defaults.
+type Options struct {
+	// Window is how long each profile covers; default 60 s. New JVMs are looked for at every window's
+	// end, so a JVM started during window n is profiled from window n+1.
+	Window time.Duration
+	// Frequency is the sampling rate per thread in Hz (cpu-clock: on-CPU time only); default 99.
+	Frequency int
+	// Sinks receive every window; at least one.
+	Sinks []Sink
+	// BufferBytes bounds each sink's buffer of unsent windows (their gzipped pprof); the oldest are
+	// dropped beyond it. Default 16 MiB.
+	BufferBytes int
+	// ExportTimeout bounds one export; default 30 s. Backoff after a failed export starts at
+	// BackoffMin (default 1 s) and doubles up to BackoffMax (default 5 min).
+	ExportTimeout          time.Duration
+	BackoffMin, BackoffMax time.Duration
+	// FlushTimeout bounds the sending of the last window when the agent stops; default 10 s.
+	FlushTimeout time.Duration
+	// MaxStacks bounds the distinct stacks of one JVM in one window (memory); samples beyond go to a
+	// "[truncated]" stack and are counted. Default 20000.
+	MaxStacks int
+	// Host names the node (host.name); default os.Hostname.
+	Host string
+	// Discover lists the JVMs to profile; default jcmd.List (every JVM on the host and in containers).
+	// Non-HotSpot JVMs in its answer are skipped.
+	Discover func(context.Context) ([]jcmd.JVM, error)
+	// Version is the agent's version, sent as the OTLP instrumentation scope's.
+	Version string
+	// Logger gets what the agent does and why a JVM is skipped; nil discards.
+	Logger *slog.Logger
+}
+
+// Agent profiles every JVM it discovers, window after window, and hands each window to its sinks.
+type Agent struct {
+	opts  Options
+	log   *slog.Logger
+	stats *stats
+	sinks []*queue
+	// kernel names kernel frames for every JVM: /proc/kallsyms is read once, not once per JVM.
+	kernel *unwind.KernelSymbols
+}
+
+// New checks opts and returns an Agent; Run starts it.
+func New(opts Options) (*Agent, error) {
+	if len(opts.Sinks) == 0 {
+		return nil, errors.New("agent: no sink: give an OTLP endpoint, a Pyroscope URL or a directory")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&opts.Window, time.Minute)
+	def(&opts.ExportTimeout, 30*time.Second)
+	def(&opts.BackoffMin, time.Second)
+	def(&opts.BackoffMax, 5*time.Minute)
+	def(&opts.FlushTimeout, 10*time.Second)
+	if opts.Frequency <= 0 {
+		opts.Frequency = 99
+	}
+	if opts.Frequency > 10000 {
+		return nil, fmt.Errorf("agent: frequency %d Hz: at most 10000", opts.Frequency)
+	}
+	if opts.BufferBytes <= 0 {
+		opts.BufferBytes = 16 << 20
+	}
+	if opts.MaxStacks <= 0 {
+		opts.MaxStacks = 20000
+	}
+	if opts.Host == "" {
+		opts.Host, _ = os.Hostname()
+	}
+	if opts.Discover == nil {
+		opts.Discover = jcmd.List
+	}
+	a := &Agent{opts: opts, log: opts.Logger, stats: newStats(), kernel: &unwind.KernelSymbols{}}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	for _, s := range opts.Sinks {
+		st := &sinkStats{name: s.Name()}
+		a.stats.sinks = append(a.stats.sinks, st)
+		a.sinks = append(a.sinks, newQueue(s, opts.BufferBytes, opts.ExportTimeout, [2]time.Duration{opts.BackoffMin, opts.BackoffMax}, a.log, st))
+	}
+	return a, nil
+}
+
+// jvmKey names one process across pid reuse.
+type jvmKey struct {
+	pid   int
+	start uint64
+}
+
+// profiler samples one JVM in the background.
+type profiler struct {
+	target Target
+	cur    *stacks // swapped at each window's end
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error // why sampling ended; read after done
+}
+
+func (p *profiler) swap(next *stacks) *stacks {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.cur
+	p.cur = next
+	return old
+}
+
+func (p *profiler) add(st *unwind.Stack) {
+	p.mu.Lock()
+	s := p.cur
+	p.mu.Unlock()
+	s.add(st)
+}
+
+// Run profiles until ctx ends, then cuts and sends the last (partial) window and returns, within
+// Options.FlushTimeout. It returns an error only if it cannot start.
+func (a *Agent) Run(ctx context.Context) error {
+	sendCtx, stopSend := context.WithCancel(context.WithoutCancel(ctx))
+	var senders sync.WaitGroup
+	for _, q := range a.sinks {
+		senders.Go(func() { q.run(sendCtx) })
+	}
+	jvms := map[jvmKey]*profiler{}
+	jctx, stopJVMs := context.WithCancel(ctx)
+	start := time.Now()
+	a.discover(jctx, jvms, start)
+	tick := time.NewTicker(a.opts.Window)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			a.cut(jvms, time.Now())
+			stopJVMs()
+			for _, p := range jvms {
+				<-p.done
+			}
+			stopSend()
+			senders.Wait()
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.opts.FlushTimeout)
+			var wg sync.WaitGroup
+			for _, q := range a.sinks {
+				wg.Go(func() { q.drain(fctx) })
+			}
+			wg.Wait()
+			cancel()
+			a.stats.jvms.Store(0)
+			return nil
+		case now := <-tick.C:
+			a.cut(jvms, now)
+			a.discover(jctx, jvms, now)
+		}
+	}
+}
+
+// cut ends the current window of every JVM, hands the windows to the sinks, and forgets JVMs whose
+// sampling ended.
+func (a *Agent) cut(jvms map[jvmKey]*profiler, now time.Time) {
+	a.stats.windows.Add(1)
+	var ws []*Window
+	for k, p := range jvms {
+		ended := false
+		select {
+		case <-p.done:
+			ended = true
+		default:
+		}
+		s := p.swap(newStacks(a.opts.MaxStacks, now))
+		if w := a.window(p.target, s, now); w != nil {
+			ws = append(ws, w)
+		}
+		if ended {
+			delete(jvms, k)
+			a.stats.jvms.Add(-1)
+			if errors.Is(p.err, unwind.ErrProcessExited) || isGone(p.err) {
+				a.stats.exited.Add(1)
+				a.log.Info("agent: JVM exited", "pid", p.target.PID, "service", p.target.Service)
+			} else if p.err != nil {
+				reason := reasonOf(p.err)
+				a.stats.skip(reason)
+				a.log.Warn("agent: stopped profiling a JVM", "pid", p.target.PID, "service", p.target.Service, "reason", reason, "err", p.err)
+			}
+		}
+	}
+	if len(ws) == 0 {
+		return
+	}
+	for _, q := range a.sinks {
+		q.push(ws)
+	}
+}
+
+// window makes a JVM's window from its stacks; nil when it has no sample (an idle JVM: nothing to
+// send).
+func (a *Agent) window(t Target, s *stacks, end time.Time) *Window {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.samples == 0 {
+		return nil
+	}
+	a.stats.samples.Add(s.samples)
+	a.stats.broken.Add(s.broken)
+	a.stats.truncated.Add(s.truncated)
+	b, err := buildPprof(t, s.folded(), s.start, end, a.opts.Frequency)
+	if err != nil {
+		a.stats.err("pprof")
+		a.log.Error("agent: build pprof", "pid", t.PID, "err", err)
+		return nil
+	}
+	a.stats.profiles.Add(1)
+	return &Window{Target: t, Start: s.start, End: end, Samples: s.samples, Broken: s.broken, Truncated: s.truncated, Pprof: b}
+}
+
+// discover starts profiling JVMs not yet profiled.
+func (a *Agent) discover(ctx context.Context, jvms map[jvmKey]*profiler, now time.Time) {
+	found, err := a.opts.Discover(ctx)
+	if err != nil && ctx.Err() == nil {
+		a.stats.err("discover")
+		a.log.Warn("agent: list JVMs", "err", err)
+	}
+	for _, j := range found {
+		if !j.HotSpot {
+			continue
+		}
+		st, err := procfs.Default.StartTime(j.PID)
+		if err != nil {
+			continue // gone already
+		}
+		k := jvmKey{j.PID, st}
+		if _, ok := jvms[k]; ok {
+			continue
+		}
+		p, err := a.start(ctx, j, st, now)
+		if err != nil {
+			if !isGone(err) {
+				reason := reasonOf(err)
+				a.stats.skip(reason)
+				a.log.Warn("agent: cannot profile a JVM; will try again next window", "pid", j.PID, "main", j.MainClass, "reason", reason, "err", err)
+			}
+			continue
+		}
+		jvms[k] = p
+		a.stats.jvms.Add(1)
+		a.stats.started.Add(1)
+		a.log.Info("agent: profiling", "pid", j.PID, "service", p.target.Service, "container", p.target.ContainerID, "jdk", p.target.JDK)
+	}
+}
+
+// start opens a JVM's VMStructs and starts sampling it in the background.
+func (a *Agent) start(ctx context.Context, j jcmd.JVM, startTime uint64, now time.Time) (*profiler, error) {
+	vm, err := vmstructs.Open(ctx, j.PID)
+	if err != nil {
+		return nil, err
+	}
+	w, err := unwind.New(vm, unwind.Options{Native: unwind.NewProcessSymbols(j.PID), Kernel: a.kernel})
+	if err != nil {
+		vm.Close()
+		return nil, err
+	}
+	t := a.describe(j, startTime)
+	t.JDK, _ = vm.Version()
+	pctx, cancel := context.WithCancel(ctx)
+	p := &profiler{target: t, cur: newStacks(a.opts.MaxStacks, now), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		defer vm.Close()
+		defer cancel()
+		p.err = w.Profile(pctx, unwind.SamplerOptions{Frequency: a.opts.Frequency}, func(_ *unwind.Sample, st *unwind.Stack) {
+			p.add(st)
+		})
+	}()
+	return p, nil
+}
+
+// describe labels a JVM: service name, host, container and pod.
+func (a *Agent) describe(j jcmd.JVM, startTime uint64) Target {
+	t := Target{PID: j.PID, NSPID: j.NSPID, StartTime: startTime, MainClass: j.MainClass, Host: a.opts.Host}
+	args, _ := procfs.Default.Cmdline(j.PID)
+	env, _ := procfs.Default.Environ(j.PID)
+	t.Service, t.ServiceFrom = ServiceName(jcmd.JVMOptions(args), env, j.MainClass)
+	if cg, err := procfs.Default.Cgroup(j.PID); err == nil {
+		c := procfs.ContainerOf(cg)
+		t.ContainerID, t.ContainerRuntime, t.PodUID = c.ID, c.Runtime, c.PodUID
+	}
+	return t
+}
+
+func isGone(err error) bool {
+	return errors.Is(err, attach.ErrProcessGone) || errors.Is(err, os.ErrNotExist)
+}
+
+// reasonOf names why a JVM could not be profiled, for the skipped metric.
+func reasonOf(err error) string {
+	switch {
+	case errors.Is(err, attach.ErrPermission), errors.Is(err, os.ErrPermission):
+		return "permission"
+	case errors.Is(err, attach.ErrNotJVM):
+		return "not-hotspot"
+	case errors.Is(err, attach.ErrNotSupported):
+		return "not-supported"
+	case isGone(err), errors.Is(err, unwind.ErrProcessExited):
+		return "exited"
+	}
+	var me *vmstructs.MissingError
+	if errors.As(err, &me) {
+		return "vmstructs"
+	}
+	return "error"
+}

@@ -1,0 +1,75 @@
+package procfs
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+)
+
+// ParseCgroup returns the cgroup path of a process from the text of /proc/<pid>/cgroup: the unified
+// hierarchy's ("0::/path", cgroup v2), else the first v1 hierarchy whose path names a container,
+// else the first v1 path. It returns "" for empty or unrecognised text.
+func ParseCgroup(b []byte) string {
+	var first, withID string
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		// hierarchy-ID:controller-list:cgroup-path; the path may itself contain ':'.
+		parts := bytes.SplitN(bytes.TrimSpace(line), []byte(":"), 3)
+		if len(parts) != 3 || len(parts[2]) == 0 || parts[2][0] != '/' {
+			continue
+		}
+		path := string(parts[2])
+		if string(parts[0]) == "0" && len(parts[1]) == 0 {
+			return path
+		}
+		if first == "" {
+			first = path
+		}
+		if withID == "" && ContainerOf(path).ID != "" {
+			withID = path
+		}
+	}
+	if withID != "" {
+		return withID
+	}
+	return first
+}
+
+// Container is what a cgroup path tells about the container a process runs in.
+type Container struct {
+	// ID is the container's id as its runtime names it (64 hex digits for docker, podman, containerd
+	// and CRI-O), empty outside a container.
+	ID string
+	// Runtime is the runtime the path names ("docker", "libpod", "cri-containerd", "crio"), or empty
+	// when the path says only "an id" (cgroupfs-driven Kubernetes, plain docker).
+	Runtime string
+	// PodUID is the Kubernetes pod's UID ("0b6e2c5a-..."), empty outside Kubernetes.
+	PodUID string
+}
+
+var (
+	// A 64-hex-digit id as a path element of its own or after a runtime prefix, in a ".scope" unit
+	// (systemd driver) or bare (cgroupfs driver): "docker-<id>.scope", "cri-containerd-<id>.scope",
+	// "crio-<id>.scope", "libpod-<id>.scope", "/docker/<id>", "/kubepods/burstable/pod<uid>/<id>".
+	containerRE = regexp.MustCompile(`^(?:([a-z][a-z0-9-]*)-)?([0-9a-f]{64})(?:\.scope)?$`)
+	// "pod<uid>" (cgroupfs) or "kubepods-<qos>-pod<uid with _ for ->.slice" (systemd).
+	podRE = regexp.MustCompile(`pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)`)
+)
+
+// ContainerOf reads a cgroup path (as ParseCgroup returns it) for a container id and a Kubernetes pod
+// UID. The innermost id wins: podman's "libpod-<id>.scope/container" and nested runtimes name the
+// container the process is in last. A conmon's scope ("libpod-conmon-<id>.scope") is not the
+// container's.
+func ContainerOf(path string) Container {
+	var c Container
+	for elem := range strings.SplitSeq(path, "/") {
+		m := containerRE.FindStringSubmatch(elem)
+		if m == nil || strings.HasSuffix(m[1], "-conmon") || m[1] == "conmon" {
+			continue
+		}
+		c.ID, c.Runtime = m[2], m[1]
+	}
+	if m := podRE.FindStringSubmatch(path); m != nil {
+		c.PodUID = strings.ReplaceAll(m[1], "_", "-")
+	}
+	return c
+}
