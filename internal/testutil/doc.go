@@ -100,6 +100,31 @@
 //
 // The mount namespaces are private (unshare's default propagation), so none of the mounts is seen by the host.
 //
+// # Real containers
+//
+// JVMOptions.Container runs the JVM in a real container made from its JDK's root filesystem (the trixie root of
+// the set-up), as pid 1 of its own pid namespace with a private /tmp, usually as the root's user app (uid
+// 1000); [ForEachContainerJDK] runs a test for every [ContainerKind] and every JDK of a root filesystem:
+//
+//   - Podman: `podman --runtime runc run --rm --rootfs ROOT:O --tmpfs /tmp --user 1000:1000 --network none
+//     ...` (podman's default crun fails here: it sets rlimits above ours without CAP_SYS_RESOURCE; runc is
+//     given nofile and nproc at most our own limits and conmon's 32768). The :O overlay keeps the container's
+//     writes out of the shared root. java, under env --default-signal, is the container's pid 1; its host pid
+//     comes from podman inspect. The container is named jvmkit-test-<pid>-<starttime>-<n> and labelled with
+//     the test binary's owner record: a later binary removes the containers of one that died, and only those.
+//   - PivotRoot: as runc does it: `unshare --pid --fork --kill-child --mount`, the root bind-mounted onto
+//     itself read-only, proc, tmpfs /tmp and /var/tmp, then `pivot_root . .` and a lazy unmount of the old
+//     root. The host sees the JVM's files at their container paths, through /proc/<pid>/root.
+//   - Chroot: the same namespaces and mounts, then `chroot ROOT`. The mount namespace's root stays the host's:
+//     /proc/<pid>/maps, exe and cwd show the host's full paths (ROOT/usr/lib/jvm/...), which do not exist under
+//     /proc/<pid>/root; the files are reachable through /proc/<pid>/map_files.
+//
+// In each, the per-binary work directory (compiled workloads) is bind-mounted read-only and the JVM's working
+// directory read-write, both at their host paths, so class paths and JVM.Dir mean the same inside and out; the
+// working directory belongs to the container's user. [JVM.Command] runs a program inside the container as the
+// JVM's user (podman exec, or nsenter into its mount and pid namespaces and root): the container's own jcmd is
+// the oracle. [JVM.HostPath] names a file of the container from the host.
+//
 // # Signal dispositions
 //
 // HotSpot's attach mechanism is triggered by SIGQUIT, and a process that neither catches nor ignores SIGQUIT

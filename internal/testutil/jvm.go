@@ -39,6 +39,13 @@ type JVMOptions struct {
 	// nobody, root included, can create a file there through the JVM's view of it (/proc/<pid>/cwd).
 	ReadOnlyCwd bool
 
+	// Container runs the JVM in a real container of that kind made from its JDK's root filesystem (the JDK must
+	// have a Root): pid 1, a private /tmp, the root's files; with UID and GID (usually 1000, the root's user
+	// "app") as that user, whose the working directory then is. It implies Namespace and excludes
+	// ReadOnlyCwd. The container sees the working directory and the compiled workloads at their host paths
+	// (bind mounts); ClassPath must be in the work directory. [JVM.Command] runs programs inside it.
+	Container ContainerKind
+
 	Env []string // extra environment, "KEY=value"; wins over inherited values
 
 	// Ready, when set, replaces the wait for a "ready" line on stdout, for programs that print none (servers
@@ -57,7 +64,9 @@ type JVM struct {
 	t         testing.TB
 	opts      JVMOptions
 	argv      []string
-	cmd       *exec.Cmd // java itself, or the unshare that runs it
+	tools     map[string]string // the programs argv runs, by name
+	container string            // the podman container's name
+	cmd       *exec.Cmd         // java itself, or the unshare or podman run that runs it
 	stdout    *output
 	stderr    *output
 	ready     chan struct{} // closed when stdout has a "ready" line

@@ -34,13 +34,19 @@ func StartJVM(t testing.TB, jdk JDK, opts JVMOptions) *JVM {
 	if opts.UID != 0 || opts.GID != 0 {
 		tools["setpriv"] = MustHaveTool(t, "setpriv")
 	}
-	if mountNamespace(jdk, opts) {
+	// What /proc/<pid>/exe of the JVM will say: the launcher's real path as the JVM's mount namespace sees it.
+	java := filepath.Join(jdk.JavaHome(), "bin", "java")
+	if opts.Container != "" {
+		if opts.ReadOnlyCwd {
+			t.Fatalf("start JVM: ReadOnlyCwd is not for a container")
+		}
+		prepareContainer(t, jdk, &opts, tools)
+		java = containerExe(jdk, opts.Container)
+	} else if mountNamespace(jdk, opts) {
 		for _, name := range []string{"unshare", "sh", "mount"} {
 			tools[name] = MustHaveTool(t, name)
 		}
 	}
-	// What /proc/<pid>/exe of the JVM will say: the launcher's real path as the JVM's mount namespace sees it.
-	java := filepath.Join(jdk.JavaHome(), "bin", "java")
 	if jdk.Root == "" {
 		var err error
 		if java, err = filepath.EvalSymlinks(jdk.Bin("java")); err != nil {
@@ -68,17 +74,33 @@ func StartJVM(t testing.TB, jdk JDK, opts JVMOptions) *JVM {
 		JDK:    jdk,
 		t:      t,
 		opts:   opts,
-		argv:   jvmCommand(tools, jdk, dir, opts),
+		tools:  tools,
 		stdout: new(output),
 		stderr: new(output),
 		ready:  make(chan struct{}),
 		done:   make(chan struct{}),
 		pidfd:  -1,
 	}
+	env := javaEnv(opts.Env)
+	if opts.Container != "" {
+		if opts.Dir == "" && (opts.UID != 0 || opts.GID != 0) {
+			// The container's user owns its working directory, as an image's WORKDIR would be.
+			if err := os.Chown(dir, opts.UID, opts.GID); err != nil {
+				t.Fatalf("start JVM: %v", err)
+			}
+		}
+		if opts.Container == Podman {
+			j.container = containerName(t)
+			env = javaEnv(nil) // podman's own; the JVM's is in --env
+		}
+		j.argv = containerCommand(t, tools, jdk, dir, opts, j.container)
+	} else {
+		j.argv = jvmCommand(tools, jdk, dir, opts)
+	}
 	j.stdout.ready = j.ready
 	cmd := exec.Command(j.argv[0], j.argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = javaEnv(opts.Env)
+	cmd.Env = env
 	cmd.Stdout = j.stdout
 	cmd.Stderr = j.stderr
 	// If the test binary dies, so does the JVM: the kernel kills our direct child (java, or unshare, which
@@ -215,13 +237,13 @@ func mountNamespace(jdk JDK, opts JVMOptions) bool {
 	return opts.Namespace || opts.ReadOnlyCwd || jdk.Root != ""
 }
 
-// identify finds the java process (with Namespace: the child of unshare; else the started process itself,
-// once env and setpriv have exec'd into java), opens a pidfd for it and reads what Stop needs.
-func (j *JVM) identify(java string) error {
+// findJava waits for the java process among what StartJVM started: the started process itself once env and
+// setpriv exec'd into java, or with Namespace the only child of unshare.
+func (j *JVM) findJava(java string) (int, error) {
 	wrapper := j.cmd.Process.Pid
 	deadline := time.Now().Add(10 * time.Second)
-	pid := wrapper
 	for {
+		pid := wrapper
 		if j.opts.Namespace {
 			pid = 0
 			// unshare is single-threaded, so the children of its main thread are all of its children.
@@ -231,13 +253,26 @@ func (j *JVM) identify(java string) error {
 		}
 		if pid != 0 {
 			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == java {
-				break
+				return pid, nil
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("find the java process (%s) under pid %d: not found", java, wrapper)
+			return 0, fmt.Errorf("find the java process (%s) under pid %d: not found", java, wrapper)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// identify finds the java process (with Namespace: the child of unshare; else the started process itself,
+// once env and setpriv have exec'd into java), opens a pidfd for it and reads what Stop needs.
+func (j *JVM) identify(java string) error {
+	find := j.findJava
+	if j.opts.Container == Podman {
+		find = j.identifyPodman
+	}
+	pid, err := find(java)
+	if err != nil {
+		return err
 	}
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -324,7 +359,8 @@ func (j *JVM) stop(errorf func(format string, args ...any)) {
 		// Not identified yet (it did not start) or already dead: kill what is left of the wrapper.
 		_ = j.cmd.Process.Kill()
 	}
-	// unshare exits as soon as its child has; a plain java is the process waited for.
+	// unshare exits as soon as its child has, podman run once it removed the container; a plain java is the
+	// process waited for.
 	select {
 	case <-j.done:
 	case <-time.After(10 * time.Second):
@@ -333,6 +369,12 @@ func (j *JVM) stop(errorf func(format string, args ...any)) {
 		case <-j.done:
 		case <-time.After(10 * time.Second):
 			errorf("stop %s: pid %d not reaped", j, j.cmd.Process.Pid)
+		}
+	}
+	if j.container != "" {
+		// podman run --rm removes the container when it sees it exit; not when podman run itself was killed.
+		if err := j.removeContainer(); err != nil {
+			errorf("stop %s: %v", j, err)
 		}
 	}
 	j.mu.Lock()

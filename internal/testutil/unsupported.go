@@ -3,6 +3,7 @@
 package testutil
 
 import (
+	"context"
 	"errors"
 	"os/exec"
 	"testing"
@@ -39,5 +40,17 @@ func SigQuitState(pid int) (caught, ignored bool, err error) {
 }
 
 func processStartTime(pid int) (uint64, error) { return 0, errNotSupported }
+
+// ForEachContainerJDK skips the test: containers need Linux.
+func ForEachContainerJDK(t *testing.T, f func(t *testing.T, kind ContainerKind, jdk JDK)) {
+	t.Helper()
+	Skipf(t, "containers need Linux")
+}
+
+// Command returns nil: see StartJVM.
+func (j *JVM) Command(ctx context.Context, name string, args ...string) *exec.Cmd { return nil }
+
+// HostPath returns "": see StartJVM.
+func (j *JVM) HostPath(path string) string { return "" }
 
 func processGone(err error) bool { return false }
