@@ -18,6 +18,8 @@ type File struct {
 	Path     string // absolute path in the JVM's mount namespace
 	HostPath string // the same file reached through /proc/<pid>/root, usable from the caller's side
 	Output   string // what the command printed
+	// Notes say what was done to make the path safe before the JVM wrote it (PrepareWrites).
+	Notes []string
 }
 
 // failureTexts are outputs with status 0 that still mean the command failed (DCmds report many
@@ -25,6 +27,17 @@ type File struct {
 var failureTexts = []string{
 	"No recordings to dump", "Dump failed", "Could not", "could not", "Unable to", "No available recording",
 	"Failed", "does not exist", "Exception", "Error", "not been started",
+}
+
+// ReportsFailure reports whether the output of a command that returned status 0 says that it failed:
+// diagnostic commands report many errors as text ("Unable to create ...: File exists").
+func ReportsFailure(out string) bool {
+	for _, f := range failureTexts {
+		if strings.Contains(out, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // writtenFile works out which file a command wrote: the path it reports in its output, or else the
@@ -39,10 +52,8 @@ func (c *Client) writtenFile(ctx context.Context, out, requested, cmd string) (*
 		if p, ok := DumpedPath(out); ok {
 			return c.fileAt(ctx, p, out, false, false)
 		}
-		for _, f := range failureTexts {
-			if strings.Contains(out, f) {
-				return nil, fmt.Errorf("%s: %s", cmd, strings.TrimSpace(out))
-			}
+		if ReportsFailure(out) {
+			return nil, fmt.Errorf("%s: %s", cmd, strings.TrimSpace(out))
 		}
 	}
 	if requested == "" {
@@ -85,11 +96,11 @@ func (c *Client) HeapDump(ctx context.Context, filename string, all bool, gzip i
 		b.str("-gz", strconv.Itoa(gzip))
 	}
 	b.quoted(filename)
-	out, err := b.run(ctx, c, true)
+	out, notes, err := c.runWriting(ctx, &b, true)
 	if err != nil {
 		return nil, err
 	}
-	return c.writtenFile(ctx, out, filename, "GC.heap_dump")
+	return withNotes(c.writtenFile(ctx, out, filename, "GC.heap_dump"))(notes)
 }
 
 // PerfMap has the JVM write a perf map of its JIT-compiled code (Compiler.perfmap). A file name is
@@ -106,14 +117,24 @@ func (c *Client) PerfMap(ctx context.Context, filename string) (*File, error) {
 	var b lineBuilder
 	b.cmd("Compiler.perfmap")
 	b.quoted(filename)
-	out, err := b.run(ctx, c, false)
+	out, notes, err := c.runWriting(ctx, &b, false)
 	if err != nil {
 		return nil, err
 	}
 	if filename == "" {
-		return c.fileAt(ctx, "/tmp/perf-"+strconv.Itoa(c.Target().NSPID)+".map", out, false, false)
+		return withNotes(c.fileAt(ctx, "/tmp/perf-"+strconv.Itoa(c.Target().NSPID)+".map", out, false, false))(notes)
 	}
-	return c.writtenFile(ctx, out, filename, "Compiler.perfmap")
+	return withNotes(c.writtenFile(ctx, out, filename, "Compiler.perfmap"))(notes)
+}
+
+// withNotes adds the notes of PrepareWrites to a File.
+func withNotes(f *File, err error) func([]string) (*File, error) {
+	return func(notes []string) (*File, error) {
+		if f != nil {
+			f.Notes = append(f.Notes, notes...)
+		}
+		return f, err
+	}
 }
 
 // ThreadPrint returns a thread dump (Thread.print), with lock information (-l) and extended

@@ -21,7 +21,13 @@
 // # Files written by the JVM
 //
 // JFR.dump, JFR.stop, GC.heap_dump, Compiler.perfmap and Thread.dump_to_file write files in the JVM's
-// world: its mount namespace, its cwd, its uid, with %p (and for JFR %t) expanded by the JVM. The
+// world: its mount namespace, its cwd, its uid, with %p (and for JFR %t) expanded by the JVM. Most of
+// these writes follow a symbolic link at the name with the JVM's privileges, so before a line is sent,
+// [Client.PrepareWrites] finds the files it will have the JVM write (a table of the commands that write
+// files, and any argument that the JVM's help types FILE) and makes each path safe in the JVM's world,
+// or refuses it with an error wrapping attach.ErrPermission (see internal/rootfs Prepare); after the
+// command, [Writes.Check] verifies that the files made for the JVM hold what it wrote. The typed helpers
+// and [Client.RunWriting] do both. The
 // path the JVM reports is used when it reports one; otherwise the name given is resolved as the JVM
 // resolves it ([ExpandPath], [JVMCwd], [FileNameExpansion]). [OpenInJVM] opens it with openat2
 // RESOLVE_IN_ROOT on /proc/<pid>/root, so symbolic links inside a container resolve inside it and

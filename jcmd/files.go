@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
 // Files that diagnostic commands write (JFR.dump filename=, GC.heap_dump, Compiler.perfmap,
@@ -20,10 +21,11 @@ var (
 	// ErrUnreachable: the JVM's working directory has no path from the JVM's root (deleted, hidden under
 	// a later mount, or outside a chroot), so a relative file name cannot be turned into a path.
 	ErrUnreachable = errors.New("not reachable by a path from the JVM's root")
-	// ErrSymlink: a destination is a symbolic link, which CopyOut never writes through.
-	ErrSymlink = errors.New("refusing to use a symbolic link")
+	// ErrSymlink: a destination is a symbolic link, which CopyOut never writes through. It wraps
+	// ErrNotRegular.
+	ErrSymlink = rootfs.ErrSymlink
 	// ErrNotRegular: the file is not a regular file (a FIFO, device, socket or directory).
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = rootfs.ErrNotRegular
 )
 
 // FileNameExpansion reports which sequences a JVM of the given feature release (17, 25, ...) expands in the
@@ -56,42 +58,49 @@ func FileNameExpansion(feature int, command string) (expandP, expandT bool) {
 // symbolic link before it; OpenInJVM does the same inside the JVM's root. (JFR normalizes the path
 // lexically first; the two differ only for a symlinked directory followed by "..".)
 func ExpandPath(name string, nspid int, jvmCwd string, now time.Time, expandP, expandT bool) string {
-	if (expandP || expandT) && strings.IndexByte(name, '%') >= 0 {
-		var b strings.Builder
-		for i := 0; i < len(name); i++ {
-			c := name[i]
-			if c != '%' || i+1 == len(name) {
-				b.WriteByte(c)
-				continue
-			}
-			switch name[i+1] {
-			case '%':
-				b.WriteByte('%')
-				i++
-			case 'p':
-				if !expandP {
-					b.WriteByte(c)
-					continue
-				}
-				b.WriteString(strconv.Itoa(nspid))
-				i++
-			case 't':
-				if !expandT {
-					b.WriteByte(c)
-					continue
-				}
-				b.WriteString(jfrTime(now))
-				i++
-			default:
-				b.WriteByte(c)
-			}
-		}
-		name = b.String()
-	}
+	name = expandName(name, nspid, expandP, expandT, now)
 	if strings.HasPrefix(name, "/") {
 		return name
 	}
 	return strings.TrimSuffix(jvmCwd, "/") + "/" + name
+}
+
+// expandName expands the name's sequences as ExpandPath does; at is the time for %t (only the first
+// value counts).
+func expandName(name string, nspid int, expandP, expandT bool, at ...time.Time) string {
+	if !expandP && !expandT || strings.IndexByte(name, '%') < 0 {
+		return name
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c != '%' || i+1 == len(name) {
+			b.WriteByte(c)
+			continue
+		}
+		switch name[i+1] {
+		case '%':
+			b.WriteByte('%')
+			i++
+		case 'p':
+			if !expandP {
+				b.WriteByte(c)
+				continue
+			}
+			b.WriteString(strconv.Itoa(nspid))
+			i++
+		case 't':
+			if !expandT || len(at) == 0 {
+				b.WriteByte(c)
+				continue
+			}
+			b.WriteString(jfrTime(at[0]))
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // jfrTime formats t as jdk.jfr.internal.util.ValueFormatter.formatDateTime does (JDK 25; Utils in older

@@ -2,8 +2,6 @@ package jcmd
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
 // JVMCwd returns the JVM's working directory as the JVM itself sees it, inside its mount namespace and
@@ -99,39 +98,26 @@ func statInRoot(t *attach.Target, path string, resolve uint64) (unix.Stat_t, err
 	return st, nil
 }
 
-// openInRoot opens path with openat2 relative to the target's root, RESOLVE_IN_ROOT: absolute symbolic
-// links and ".." stay inside that root, as they do for the JVM.
+// openInRoot opens path inside the target's root (rootfs.Open: absolute symbolic links and ".." stay
+// inside that root, as they do for the JVM).
 func openInRoot(t *attach.Target, path string, flags int, resolve uint64) (int, error) {
-	if !strings.HasPrefix(path, "/") {
-		return -1, fmt.Errorf("jcmd: open %q in process %d: not an absolute path", path, t.PID)
-	}
-	rootFd, err := unix.Open(t.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := rootfs.Open(t.Root, path, flags, resolve)
 	if err != nil {
-		return -1, targetErr(t.PID, "root directory", err)
+		return -1, inRootErr(t, err)
 	}
-	defer unix.Close(rootFd)
-	flags |= unix.O_CLOEXEC
-	if flags&unix.O_PATH == 0 {
-		flags |= unix.O_NOCTTY // openat2 rejects any flag O_PATH ignores
+	return fd, nil
+}
+
+// inRootErr maps an error of rootfs to the attach package's sentinels.
+func inRootErr(t *attach.Target, err error) error {
+	var pe *os.PathError
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return fmt.Errorf("jcmd: process %d: %w: %w", t.PID, attach.ErrNotSupported, err)
+	case errors.As(err, &pe) && pe.Path == t.Root:
+		return targetErr(t.PID, "root directory", pe.Err)
 	}
-	how := unix.OpenHow{
-		Flags:   uint64(flags),
-		Resolve: resolve | unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
-	}
-	for range 16 {
-		fd, err := unix.Openat2(rootFd, path, &how)
-		switch {
-		case err == nil:
-			return fd, nil
-		case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
-			// RESOLVE_IN_ROOT gives up when a rename or mount races with a lookup through "..".
-			continue
-		case errors.Is(err, unix.ENOSYS):
-			return -1, fmt.Errorf("jcmd: open %s in process %d: %w: openat2 needs Linux 5.6", path, t.PID, attach.ErrNotSupported)
-		}
-		return -1, fmt.Errorf("jcmd: open %s in process %d: %w", path, t.PID, err)
-	}
-	return -1, fmt.Errorf("jcmd: open %s in process %d: %w", path, t.PID, unix.EAGAIN)
+	return fmt.Errorf("jcmd: process %d: %w", t.PID, err)
 }
 
 // OpenInJVM opens, read-only, the regular file at path (absolute, as the JVM sees it) inside the JVM's
@@ -143,24 +129,11 @@ func openInRoot(t *attach.Target, path string, flags int, resolve uint64) (int, 
 // The file is opened non-blocking, so that a FIFO planted under the name cannot hang the caller, and
 // anything but a regular file is refused with ErrNotRegular.
 func OpenInJVM(t *attach.Target, path string) (*os.File, error) {
-	fd, err := openInRoot(t, path, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := rootfs.OpenRegular(t.Root, path, HostPath(t, path))
 	if err != nil {
-		return nil, err
+		return nil, inRootErr(t, err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("jcmd: stat %s in process %d: %w", path, t.PID, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return nil, fmt.Errorf("jcmd: open %s in process %d: %w", path, t.PID, ErrNotRegular)
-	}
-	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("jcmd: open %s in process %d: %w", path, t.PID, err)
-	}
-	return os.NewFile(uintptr(fd), HostPath(t, path)), nil
+	return f, nil
 }
 
 // copyChunk is how much CopyOut copies between checks of its context.
@@ -208,37 +181,59 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 		return "", 0, fmt.Errorf("jcmd: copy to %s: %w", dir, err)
 	}
 	defer unix.Close(dirFd)
-	if err := checkFinal(dirFd, name, final, overwrite); err != nil {
+	if err := checkCopyDir(dirFd, dir); err != nil {
 		return "", 0, err
 	}
-
-	tmp, out, err := createTemp(dirFd, dir)
+	exists, err := rootfs.CheckFinal(dirFd, dir, name)
 	if err != nil {
-		return "", 0, err
+		return "", 0, fmt.Errorf("jcmd: copy to %w", err)
 	}
-	n, err := copyCtx(ctx, out, src)
+	if exists && !overwrite {
+		return "", 0, fmt.Errorf("jcmd: copy to %s: %w (not overwriting it)", final, fs.ErrExist)
+	}
+	// A copy killed half-way (SIGKILL) leaves its temporary file; the next copy here removes it.
+	rootfs.RemoveStale(dirFd, copyTempPrefix, ".tmp")
+	tmp, err := rootfs.CreateTemp(dirFd, dir, copyTempPrefix, ".tmp", 0o600)
+	if err != nil {
+		return "", 0, fmt.Errorf("jcmd: copy: %w", err)
+	}
+	n, err := copyCtx(ctx, tmp.File, src)
 	if err == nil {
-		err = out.Chmod(fs.FileMode(srcSt.Mode & 0o666))
-	}
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = renameInto(dirFd, tmp, name, overwrite)
+		err = tmp.File.Chmod(fs.FileMode(srcSt.Mode & 0o666))
 	}
 	if err != nil {
-		_ = unix.Unlinkat(dirFd, tmp, 0)
+		tmp.Discard()
+		return "", 0, fmt.Errorf("jcmd: copy %s to %s: %w", path, final, err)
+	}
+	if err := tmp.Publish(name, overwrite); err != nil {
 		if errors.Is(err, fs.ErrExist) && !overwrite {
 			return "", 0, fmt.Errorf("jcmd: copy to %s: %w (not overwriting it)", final, fs.ErrExist)
 		}
 		return "", 0, fmt.Errorf("jcmd: copy %s to %s: %w", path, final, err)
 	}
-	_ = unix.Fsync(dirFd) // the rename itself; the data is already synced
 	return final, n, nil
 }
+
+// checkCopyDir refuses a destination directory that another user owns, or that every user may write
+// without the sticky bit: that user could read the copy (a heap dump holds every secret of the JVM) or
+// replace it after it was reported.
+func checkCopyDir(dirFd int, dir string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(dirFd, &st); err != nil {
+		return fmt.Errorf("jcmd: copy to %s: %w", dir, err)
+	}
+	switch {
+	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%w: jcmd: copy to %s: the directory belongs to uid %d, who could read or replace the copy; choose a directory of your own", attach.ErrPermission, dir, st.Uid)
+	case st.Mode&0o002 != 0 && st.Mode&unix.S_ISVTX == 0:
+		return fmt.Errorf("%w: jcmd: copy to %s: every user may write the directory (mode %#o) and it is not sticky: anyone could replace the copy; choose a directory of your own", attach.ErrPermission, dir, st.Mode&0o7777)
+	}
+	return nil
+}
+
+// copyTempPrefix names CopyOut's temporary files: not derived from the final name, which may be as long
+// as NAME_MAX already.
+const copyTempPrefix = ".jvmkit-copy-"
 
 // copyDestination splits dst into the directory to write in and the final name; dirIsDst reports that dst
 // itself is that directory. A trailing slash demands a directory but is stripped before looking at dst:
@@ -268,44 +263,6 @@ func copyDestination(dst, path string) (dir, name string, dirIsDst bool, err err
 	return "", "", false, fmt.Errorf("jcmd: copy to %s: %w", dst, ErrNotRegular)
 }
 
-// checkFinal refuses a final name that is a symlink, not a regular file, or exists without overwrite.
-func checkFinal(dirFd int, name, final string, overwrite bool) error {
-	var st unix.Stat_t
-	err := unix.Fstatat(dirFd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		return nil
-	case err != nil:
-		return fmt.Errorf("jcmd: copy to %s: %w", final, err)
-	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return fmt.Errorf("jcmd: copy to %s: %w", final, ErrSymlink)
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return fmt.Errorf("jcmd: copy to %s: %w", final, ErrNotRegular)
-	case !overwrite:
-		return fmt.Errorf("jcmd: copy to %s: %w (not overwriting it)", final, fs.ErrExist)
-	}
-	return nil
-}
-
-// createTemp creates a new, empty, private file in the directory.
-func createTemp(dirFd int, dir string) (string, *os.File, error) {
-	var b [8]byte
-	for range 100 {
-		_, _ = rand.Read(b[:])
-		// Not derived from the final name, which may be as long as NAME_MAX already.
-		name := ".jvmkit-copy-" + hex.EncodeToString(b[:]) + ".tmp"
-		fd, err := unix.Openat(dirFd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-		if errors.Is(err, unix.EEXIST) {
-			continue
-		}
-		if err != nil {
-			return "", nil, fmt.Errorf("jcmd: copy to %s: %w", dir, err)
-		}
-		return name, os.NewFile(uintptr(fd), filepath.Join(dir, name)), nil
-	}
-	return "", nil, fmt.Errorf("jcmd: copy to %s: no unused temporary name", dir)
-}
-
 // copyCtx copies src to dst in chunks (each one copy_file_range or sendfile where the kernel can), checking
 // ctx between them.
 func copyCtx(ctx context.Context, dst, src *os.File) (int64, error) {
@@ -323,22 +280,6 @@ func copyCtx(ctx context.Context, dst, src *os.File) (int64, error) {
 			return n, err
 		}
 	}
-}
-
-// renameInto moves the finished temporary file to its name; without overwrite it never replaces anything.
-func renameInto(dirFd int, tmp, name string, overwrite bool) error {
-	if overwrite {
-		return unix.Renameat(dirFd, tmp, dirFd, name)
-	}
-	err := unix.Renameat2(dirFd, tmp, dirFd, name, unix.RENAME_NOREPLACE)
-	if !errors.Is(err, unix.EINVAL) {
-		return err
-	}
-	// A file system without RENAME_NOREPLACE: link(2) does not replace either.
-	if err := unix.Linkat(dirFd, tmp, dirFd, name, 0); err != nil {
-		return err
-	}
-	return unix.Unlinkat(dirFd, tmp, 0)
 }
 
 // targetErr maps errors from /proc/<pid>/... to the attach package's sentinels.

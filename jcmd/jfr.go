@@ -87,7 +87,7 @@ func (o JFRDump) build() *lineBuilder {
 
 // StartJFR starts a recording and returns it as JFR.check then reports it.
 func (c *Client) StartJFR(ctx context.Context, o JFRStart) (*Recording, error) {
-	out, err := o.build().run(ctx, c, true)
+	out, _, err := c.runWriting(ctx, o.build(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -108,11 +108,11 @@ func (c *Client) StartJFR(ctx context.Context, o JFRStart) (*Recording, error) {
 
 // DumpJFR writes recording data to a file (JFR.dump) and returns where the JVM wrote it.
 func (c *Client) DumpJFR(ctx context.Context, o JFRDump) (*File, error) {
-	out, err := o.build().run(ctx, c, true)
+	out, notes, err := c.runWriting(ctx, o.build(), true)
 	if err != nil {
 		return nil, err
 	}
-	return c.writtenFile(ctx, out, o.Filename, "JFR.dump")
+	return withNotes(c.writtenFile(ctx, out, o.Filename, "JFR.dump"))(notes)
 }
 
 // StopJFR stops a recording (JFR.stop); with a filename the data is written there first, otherwise
@@ -122,7 +122,7 @@ func (c *Client) StopJFR(ctx context.Context, name, filename string) (*File, err
 	b.cmd("JFR.stop")
 	b.str("name", name)
 	b.str("filename", filename)
-	out, err := b.run(ctx, c, true)
+	out, notes, err := c.runWriting(ctx, &b, true)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (c *Client) StopJFR(ctx context.Context, name, filename string) (*File, err
 	if filename == "" {
 		return nil, nil
 	}
-	return c.writtenFile(ctx, out, filename, "JFR.stop")
+	return withNotes(c.writtenFile(ctx, out, filename, "JFR.stop"))(notes)
 }
 
 // CheckJFR lists recordings (JFR.check); name selects one.
@@ -163,7 +163,8 @@ func (c *Client) ConfigureJFR(ctx context.Context, opts map[string]string) (stri
 	for _, k := range keys {
 		b.str(k, opts[k])
 	}
-	return b.run(ctx, c, true)
+	out, _, err := c.runWriting(ctx, &b, true)
+	return out, err
 }
 
 // lineBuilder renders key=value options, quoting values with spaces the way the DCmd parser reads

@@ -652,40 +652,13 @@ func (c *Command) Check(words []string) error {
 		return nil
 	}
 	seen := map[string]bool{}
-	nextArg := 0
+	b := binder{c: c, java: java}
 	customJFC := false
 	var extended []arg // JFR.start words that are not its own options
 	for _, w := range words {
-		a, err := parseArg(w)
+		o, a, positional, err := b.bind(w)
 		if err != nil {
-			return &OptionError{Command: c.Name, Option: w, Reason: err.Error()}
-		}
-		if a.key == "" {
-			return &OptionError{Command: c.Name, Option: w, Reason: "empty option name"}
-		}
-		var o *Option
-		positional := false
-		if java && !a.hasValue && nextArg < len(c.Arguments) {
-			// jdk.jfr fills positional arguments with bare words before it looks at option names.
-			o, positional = &c.Arguments[nextArg], true
-			nextArg++
-			a.value, a.hasValue = a.key, true
-		} else if o = c.option(a.key); o == nil && !java && nextArg < len(c.Arguments) {
-			o, positional = &c.Arguments[nextArg], true
-			nextArg++
-			if a.hasValue {
-				reason := fmt.Sprintf("the JVM would take only %q as <%s>; quote the whole word", a.key, o.Name)
-				if s := closest(a.key, c.optionNames()); s != "" {
-					return &OptionError{Command: c.Name, Option: a.key, Suggestion: s, Reason: "unknown option"}
-				}
-				return &OptionError{Command: c.Name, Option: w, Reason: reason}
-			}
-			if strings.HasPrefix(a.key, "-") {
-				if s := closest(a.key, c.optionNames()); s != "" {
-					return &OptionError{Command: c.Name, Option: a.key, Suggestion: s, Reason: "unknown option"}
-				}
-			}
-			a.value, a.hasValue = a.key, true
+			return err
 		}
 		if o == nil {
 			if c.EventSettings || len(c.Controls) > 0 {
@@ -729,6 +702,56 @@ func (c *Command) Check(words []string) error {
 		}
 	}
 	return nil
+}
+
+// binder assigns the words of a command line to a command's arguments and options the way the JVM
+// reads them.
+type binder struct {
+	c       *Command
+	java    bool // parsed by jdk.jfr's ArgumentParser (JFR commands), else by HotSpot's DCmdParser
+	nextArg int
+}
+
+// bind returns the argument or option that word w sets (nil: none of the command's own; JFR.start's
+// .jfc controls and event settings are left to the caller), the word as key and value, and whether it
+// filled a positional argument. A word the JVM would read differently from what it says is an
+// *OptionError.
+func (b *binder) bind(w string) (*Option, arg, bool, error) {
+	c := b.c
+	a, err := parseArg(w)
+	if err != nil {
+		return nil, a, false, &OptionError{Command: c.Name, Option: w, Reason: err.Error()}
+	}
+	if a.key == "" {
+		return nil, a, false, &OptionError{Command: c.Name, Option: w, Reason: "empty option name"}
+	}
+	if b.java && !a.hasValue && b.nextArg < len(c.Arguments) {
+		// jdk.jfr fills positional arguments with bare words before it looks at option names.
+		o := &c.Arguments[b.nextArg]
+		b.nextArg++
+		a.value, a.hasValue = a.key, true
+		return o, a, true, nil
+	}
+	o := c.option(a.key)
+	if o != nil || b.java || b.nextArg >= len(c.Arguments) {
+		return o, a, false, nil
+	}
+	o = &c.Arguments[b.nextArg]
+	b.nextArg++
+	if a.hasValue {
+		if s := closest(a.key, c.optionNames()); s != "" {
+			return nil, a, false, &OptionError{Command: c.Name, Option: a.key, Suggestion: s, Reason: "unknown option"}
+		}
+		reason := fmt.Sprintf("the JVM would take only %q as <%s>; quote the whole word", a.key, o.Name)
+		return nil, a, false, &OptionError{Command: c.Name, Option: w, Reason: reason}
+	}
+	if strings.HasPrefix(a.key, "-") {
+		if s := closest(a.key, c.optionNames()); s != "" {
+			return nil, a, false, &OptionError{Command: c.Name, Option: a.key, Suggestion: s, Reason: "unknown option"}
+		}
+	}
+	a.value, a.hasValue = a.key, true
+	return o, a, true, nil
 }
 
 func (c *Command) optionNames() []string {

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
@@ -144,7 +145,7 @@ func FromAgent(ctx context.Context, pid int, opts AgentOptions) ([]Entry, error)
 	defer vm.Close()
 	s := &agentSession{ctx: ctx, t: vm.Target, vm: vm, log: opts.Logger, tmp: -1}
 	defer s.close()
-	if s.tmp, err = openInRoot(s.t, "/tmp", unix.O_PATH|unix.O_DIRECTORY); err != nil {
+	if s.tmp, err = openTmp(s.t); err != nil {
 		return nil, err
 	}
 	if err := s.checkExec(); err != nil {
@@ -214,14 +215,17 @@ func (s *agentSession) runOurs(libPath, options string) ([]Entry, error) {
 	return s.readMap(file)
 }
 
-// runOther loads another agent, which writes /tmp/perf-<nspid>.map; what was there before is restored.
+// runOther loads another agent, which writes /tmp/perf-<nspid>.map with the JVM's privileges,
+// following whatever is at the name (perf-map-agent: fopen "w"). What was there before is moved aside
+// and put back afterwards; a new file of the JVM's user is put at the name first (rootfs.Prepare), and
+// the map is read back from that file.
 func (s *agentSession) runOther(libPath, hostLib, options string) ([]Entry, error) {
 	name := "perf-" + strconv.Itoa(s.t.NSPID) + ".map"
 	saved := ""
 	var st unix.Stat_t
 	switch err := unix.Fstatat(s.tmp, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil:
-		saved = ".jvmkit-perfmap-saved-" + randomHex(8)
+		saved = ".jvmkit-perfmap-saved-" + rootfs.RandomHex(8)
 		if err := unix.Renameat2(s.tmp, name, s.tmp, saved, unix.RENAME_NOREPLACE); err != nil {
 			return nil, fmt.Errorf("perfmap: move %s aside: %w", s.hostPath(name), err)
 		}
@@ -230,9 +234,6 @@ func (s *agentSession) runOther(libPath, hostLib, options string) ([]Entry, erro
 		return nil, fmt.Errorf("perfmap: stat %s: %w", s.hostPath(name), err)
 	}
 	defer func() {
-		if err := unix.Unlinkat(s.tmp, name, 0); err == nil {
-			s.debug("removed", "path", s.hostPath(name))
-		}
 		if saved != "" {
 			if err := unix.Renameat(s.tmp, saved, s.tmp, name); err != nil {
 				s.debug("restore failed", "path", s.hostPath(saved), "err", err)
@@ -241,14 +242,38 @@ func (s *agentSession) runOther(libPath, hostLib, options string) ([]Entry, erro
 			}
 		}
 	}()
+	p, err := rootfs.NewProcess(s.t.PID, s.t.UID, s.t.GID, "").Prepare("/tmp/"+name, rootfs.Fresh, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("perfmap: not loading agent %s into process %d: %w", hostLib, s.t.PID, err)
+	}
+	defer p.Close()
+	if p.Note != "" {
+		s.debug("prepared", "note", p.Note)
+	}
+	defer func() {
+		if p.Remove() {
+			s.debug("removed", "path", s.hostPath(name))
+		}
+	}()
 	if err := s.load(libPath, options, false, hostLib); err != nil {
 		return nil, err
 	}
-	entries, err := s.readMap("/tmp/" + name)
-	if errors.Is(err, unix.ENOENT) {
-		return nil, fmt.Errorf("perfmap: agent %s loaded into process %d but wrote no %s", hostLib, s.t.PID, s.hostPath(name))
+	f, err := p.Result()
+	if err != nil {
+		return nil, fmt.Errorf("perfmap: agent %s loaded into process %d but did not write its map: %w", hostLib, s.t.PID, err)
 	}
-	return entries, err
+	if f != p.File() {
+		defer f.Close()
+	}
+	data, err := rootfs.ReadStable(f)
+	if err != nil {
+		return nil, fmt.Errorf("perfmap: map of process %d (%s): %w", s.t.PID, s.hostPath(name), err)
+	}
+	entries, err := Parse(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("perfmap: map of process %d (%s): %w", s.t.PID, s.hostPath(name), err)
+	}
+	return entries, nil
 }
 
 // load runs the attach load operation. file is the map jvmkit's agent is to write; for another agent
@@ -326,7 +351,7 @@ func (s *agentSession) readMap(path string) ([]Entry, error) {
 // makeMapDir creates /tmp/.jvmkit-perfmap-agent-<random>, owned by the JVM's user, mode 0700: the agent
 // writes there, and nobody but that user and root can put anything in its way.
 func (s *agentSession) makeMapDir() (string, int, error) {
-	name := agentMapDirPrefix + randomHex(8)
+	name := agentMapDirPrefix + rootfs.RandomHex(8)
 	if err := unix.Mkdirat(s.tmp, name, 0o700); err != nil {
 		return "", -1, fmt.Errorf("perfmap: create %s: %w", s.hostPath(name), err)
 	}
@@ -401,7 +426,7 @@ func (s *agentSession) stageLibrary(name string, lib []byte) (string, func(), er
 			}
 			// Not ours, or locked by someone for too long: a private directory loads a second instance
 			// of the library into a JVM that has the shared one already, which is harmless.
-			dir = base + "-" + randomHex(6)
+			dir = base + "-" + rootfs.RandomHex(6)
 			continue
 		}
 		if err := s.placeLibrary(dfd, dir, name, lib); err != nil {
@@ -524,11 +549,10 @@ func (s *agentSession) placeLibrary(dfd int, dir, name string, lib []byte) error
 			return nil
 		}
 	}
-	path := s.hostPath(dir + "/" + name)
-	if err := replaceAt(dfd, name, path, lib, -1, -1); err != nil {
-		return err
+	if err := rootfs.WriteFile(dfd, s.hostPath(dir), name, lib, -1, -1, 0o644); err != nil {
+		return fmt.Errorf("perfmap: %w", err)
 	}
-	s.debug("created", "path", path)
+	s.debug("created", "path", s.hostPath(dir+"/"+name))
 	return nil
 }
 

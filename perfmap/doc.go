@@ -39,8 +39,19 @@
 // get the suffix "_[j]" and inlined ones "_[i]", which flame graph tools colour.
 //
 // FromJcmd has the JVM write its own map (Compiler.perfmap, JDK 17+) through the attach mechanism and
-// reads it back; from JDK 22 on the JVM writes it under a fresh name (Compiler.perfmap's filename
-// argument), so that a map someone else keeps at /tmp/perf-<pid>.map is never touched.
+// reads it back (jcmd.Client.PerfMapData). The JVM writes with fopen "w", following any symbolic link at
+// the name with its own privileges; so a new empty file of the JVM's user is first renamed over the name
+// (internal/rootfs Prepare: never a link another user planted in /tmp, and a JVM that does not run as
+// root can write over a map root placed earlier), and the map is read back from that very file, checked
+// to be written, complete and unchanged while read: never a stale map, never someone else's file. From
+// JDK 22 on the JVM writes under a fresh name (Compiler.perfmap's filename argument), so that a map
+// someone else keeps at /tmp/perf-<pid>.map is never touched. JDK 11 has no Compiler.perfmap, which the
+// error says.
+//
+// Writers of one JVM's maps take turns: gjmaps holds jcmd.LockMap (a flock on
+// /tmp/.perf-<nspid>.map.lock in the JVM's /tmp) while it builds and places a map, and gjcmd while the
+// JVM runs Compiler.perfmap. The lock is for liveness; correctness comes from the checks above and from
+// publishing by rename.
 //
 // FromAgent loads jvmkit's own JVMTI agent (perfmap/agent, C, embedded in the Go binary, so that
 // `go install` builds need no compiler) into the JVM with the attach mechanism's load operation: the

@@ -3,23 +3,21 @@ package perfmap
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
 // WriteFileAtomic writes entries as the map dir/name, owned by uid and gid and readable by everyone. The
 // directory is opened O_PATH|O_DIRECTORY; the file is written to a temporary file created O_EXCL next to
-// it, fsynced and renamed over name. A symbolic link or other non-regular file at dir/name is refused with
-// ErrNotRegular and left alone.
+// it, fsynced and renamed over name (rootfs.WriteFile). A symbolic link or other non-regular file at
+// dir/name is refused with ErrNotRegular and left alone.
 func WriteFileAtomic(dir, name string, entries []Entry, uid, gid int) error {
 	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -30,73 +28,15 @@ func WriteFileAtomic(dir, name string, entries []Entry, uid, gid int) error {
 }
 
 func writeAt(dfd int, dir, name string, entries []Entry, uid, gid int) error {
-	final := dir + "/" + name
-	if err := checkFinal(dfd, name, final); err != nil {
-		return err
+	if _, err := rootfs.CheckFinal(dfd, dir, name); err != nil {
+		return fmt.Errorf("perfmap: %w (a symbolic link or special file is not written through; remove it)", err)
 	}
 	var buf bytes.Buffer
 	if err := Write(&buf, entries); err != nil {
 		return err
 	}
-	return replaceAt(dfd, name, final, buf.Bytes(), uid, gid)
-}
-
-// replaceAt makes dfd/name hold data, readable by everyone (0644) and owned by uid and gid (-1: the
-// caller): a temporary file created O_EXCL next to it is written, fsynced and renamed over the name,
-// so that a reader never sees half a file and a symbolic link at the name is replaced, never
-// followed. path is dfd/name as errors show it.
-func replaceAt(dfd int, name, path string, data []byte, uid, gid int) error {
-	tmp := "." + name + "." + randomHex(6) + ".tmp"
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		return fmt.Errorf("perfmap: create a temporary file beside %s: %w", path, err)
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	err = func() error {
-		if _, err := f.Write(data); err != nil {
-			return err
-		}
-		if uid >= 0 || gid >= 0 {
-			if err := f.Chown(uid, gid); err != nil {
-				return err
-			}
-		}
-		// The umask may have taken bits away: perf (or the JVM's user) run by anyone reads the file.
-		if err := f.Chmod(0o644); err != nil {
-			return err
-		}
-		return f.Sync()
-	}()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Renameat(dfd, tmp, dfd, name)
-	}
-	if err != nil {
-		_ = unix.Unlinkat(dfd, tmp, 0)
-		return fmt.Errorf("perfmap: write %s: %w", path, err)
-	}
-	return nil
-}
-
-// randomHex returns n random bytes in hex, for names nobody can guess.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
-	return hex.EncodeToString(b)
-}
-
-func checkFinal(dfd int, name, final string) error {
-	var st unix.Stat_t
-	err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		return nil
-	case err != nil:
-		return fmt.Errorf("perfmap: stat %s: %w", final, err)
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return fmt.Errorf("perfmap: %s: %w (a symbolic link or special file is not written through; remove it)", final, ErrNotRegular)
+	if err := rootfs.WriteFile(dfd, dir, name, buf.Bytes(), uid, gid, 0o644); err != nil {
+		return fmt.Errorf("perfmap: %w", err)
 	}
 	return nil
 }
@@ -117,7 +57,7 @@ func locations(pid int) (*attach.Target, []location, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := openInRoot(t, "/tmp", unix.O_PATH|unix.O_DIRECTORY)
+	in, err := openTmp(t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -244,60 +184,14 @@ func CleanOwned(_ context.Context, pid, uid int) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// openInRoot opens path with openat2 relative to the target's root with RESOLVE_IN_ROOT: absolute symbolic
-// links and ".." stay inside the container, as they do for the JVM.
-func openInRoot(t *attach.Target, path string, flags int) (int, error) {
-	rootFd, err := unix.Open(t.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// openTmp opens the target's /tmp inside its root (O_PATH).
+func openTmp(t *attach.Target) (int, error) {
+	fd, err := rootfs.Open(t.Root, "/tmp", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return -1, fmt.Errorf("perfmap: process %d: %w: %w", t.PID, ErrNotSupported, err)
+	}
 	if err != nil {
-		return -1, fmt.Errorf("perfmap: open root of process %d: %w", t.PID, err)
+		return -1, fmt.Errorf("perfmap: process %d: %w", t.PID, err)
 	}
-	defer unix.Close(rootFd)
-	how := unix.OpenHow{
-		Flags:   uint64(flags | unix.O_CLOEXEC),
-		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
-	}
-	for range 16 {
-		fd, err := unix.Openat2(rootFd, path, &how)
-		switch {
-		case err == nil:
-			return fd, nil
-		case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
-			continue // a rename or mount raced with the lookup
-		case errors.Is(err, unix.ENOSYS):
-			return -1, fmt.Errorf("perfmap: open %s in process %d: %w: openat2 needs Linux 5.6", path, t.PID, ErrNotSupported)
-		}
-		return -1, fmt.Errorf("perfmap: open %s in process %d: %w", path, t.PID, err)
-	}
-	return -1, fmt.Errorf("perfmap: open %s in process %d: %w", path, t.PID, unix.EAGAIN)
-}
-
-// removeInJVM removes /tmp/<name> inside the target's root, if it is a regular file.
-func removeInJVM(t *attach.Target, name string) error {
-	dfd, err := openInRoot(t, "/tmp", unix.O_PATH|unix.O_DIRECTORY)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dfd)
-	if err := checkFinal(dfd, name, jcmd.HostPath(t, "/tmp/"+name)); err != nil {
-		return err
-	}
-	if err := unix.Unlinkat(dfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("perfmap: remove %s: %w", jcmd.HostPath(t, "/tmp/"+name), err)
-	}
-	return nil
-}
-
-// existsInJVM tells whether /tmp/<name> exists inside the target's root.
-func existsInJVM(t *attach.Target, name string) (bool, error) {
-	dfd, err := openInRoot(t, "/tmp", unix.O_PATH|unix.O_DIRECTORY)
-	if err != nil {
-		return false, err
-	}
-	defer unix.Close(dfd)
-	var st unix.Stat_t
-	err = unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	if errors.Is(err, unix.ENOENT) {
-		return false, nil
-	}
-	return err == nil, err
+	return fd, nil
 }

@@ -1,58 +1,45 @@
 package perfmap
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"path"
-	"strconv"
 
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
-// FromJcmd has JVM pid write its own map (Compiler.perfmap, JDK 17+) and reads it. From JDK 22 on the
-// JVM writes it under a fresh name in its own /tmp, which is removed afterwards; before, it writes
-// /tmp/perf-<nspid>.map in its own mount namespace, and that file is removed afterwards when it did not
-// exist before, so that only the maps Place writes remain.
+// FromJcmd has JVM pid write its own map (Compiler.perfmap, JDK 17+) and reads it (see
+// jcmd.Client.PerfMapData): from a file made for the JVM just before, never through a link another user
+// planted, never a stale map of an earlier run. Notes say what was done to the JVM's /tmp on the way
+// (a link or someone else's file replaced).
+//
+// The caller holds jcmd.LockMap when other writers of the map may run (gjmaps does).
 func FromJcmd(ctx context.Context, pid int) ([]Entry, error) {
+	entries, _, err := FromJcmdNotes(ctx, pid)
+	return entries, err
+}
+
+// FromJcmdNotes is FromJcmd with the notes.
+func FromJcmdNotes(ctx context.Context, pid int) ([]Entry, []string, error) {
 	c, err := jcmd.Dial(ctx, pid, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.Close()
-	t := c.Target()
-	feature, err := c.Feature(ctx)
-	if err != nil {
-		return nil, err
-	}
-	name := "perf-" + strconv.Itoa(t.NSPID) + ".map"
-	arg := ""
-	if feature >= 22 {
-		name = ".jvmkit-perfmap-" + randomHex(8) + ".map"
-		arg = "/tmp/" + name
-	}
-	existed, err := existsInJVM(t, name)
-	if err != nil {
-		return nil, err
-	}
-	if existed && arg != "" {
-		return nil, fmt.Errorf("perfmap: process %d: /tmp/%s exists", pid, name)
-	}
-	f, err := c.PerfMap(ctx, arg)
-	if !existed && (f == nil || path.Clean(f.Path) == "/tmp/"+name) {
-		// Also after an error: the JVM may have written part of the file.
-		defer func() { _ = removeInJVM(t, name) }()
+	data, f, err := c.PerfMapData(ctx)
+	var notes []string
+	if f != nil {
+		notes = f.Notes
 	}
 	if err != nil {
-		return nil, err
+		return nil, notes, fmt.Errorf("perfmap: process %d: %w", pid, err)
 	}
-	r, err := jcmd.OpenInJVM(t, f.Path)
+	entries, err := Parse(bytes.NewReader(data))
 	if err != nil {
-		return nil, err
+		return nil, notes, fmt.Errorf("perfmap: map of process %d: %w", pid, err)
 	}
-	defer r.Close()
-	entries, err := Parse(r)
-	if err != nil {
-		return nil, fmt.Errorf("perfmap: map of process %d: %w", pid, err)
+	if len(entries) == 0 {
+		return nil, notes, fmt.Errorf("perfmap: process %d: Compiler.perfmap wrote an empty map", pid)
 	}
-	return entries, nil
+	return entries, notes, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
 // Entry is one symbol of a perf map: Size bytes of code from Start.
@@ -24,7 +25,7 @@ var ErrNotSupported = attach.ErrNotSupported
 
 // ErrNotRegular is returned when the final name of a map is something other than a regular file, such as
 // a symbolic link: the map is not written through it and not removed.
-var ErrNotRegular = errors.New("perfmap: not a regular file")
+var ErrNotRegular = rootfs.ErrNotRegular
 
 // maxLine bounds a map line; method signatures are long, but not this long.
 const maxLine = 1 << 20

@@ -257,8 +257,21 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 	if name == "VM.start_java_debugging" {
 		return g.startDebugging(ctx, cl, w, res)
 	}
-	cw := &countWriter{w: w, keep: writesFile(name)}
-	err := cl.VM.ExecuteTo(ctx, cw, "jcmd", line)
+	// Files the line has the JVM write are made safe first (never a write through another user's link);
+	// a path that cannot be made safe is refused before anything is sent.
+	ws, err := cl.PrepareWrites(ctx, line)
+	if err != nil {
+		res.err = err
+		return false
+	}
+	defer ws.Close()
+	if ws != nil {
+		for _, n := range ws.Notes {
+			res.notef("%s", n)
+		}
+	}
+	cw := &countWriter{w: w, keep: writesFile(name) || ws != nil}
+	err = cl.VM.ExecuteTo(ctx, cw, "jcmd", line)
 	res.setStatus(err)
 	var je *attach.JVMError
 	if errors.As(err, &je) && len(words) > 0 && strings.Contains(je.Message, "Unknown diagnostic command") {
@@ -269,8 +282,16 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 		}
 	}
 	if err != nil {
-		res.err = err
+		res.err = interrupted(err, cl, name, ws)
 		return false
+	}
+	// A JVM that reports a failure as text (status 0) has said what happened; otherwise the files made
+	// for it must now hold what it wrote.
+	if !jcmd.ReportsFailure(cw.kept.String()) {
+		if err := ws.Check(); err != nil {
+			res.err = fmt.Errorf("%s: %w", name, err)
+			return false
+		}
 	}
 	if cw.n == 0 {
 		fmt.Fprintln(w, "Command executed successfully")
@@ -282,6 +303,23 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 		}
 	}
 	return true
+}
+
+// interrupted explains a command cut short by SIGINT or SIGTERM: the JVM goes on with it, and a file it
+// writes will still appear.
+func interrupted(err error, cl *jcmd.Client, name string, ws *jcmd.Writes) error {
+	if !errors.Is(err, context.Canceled) {
+		return err
+	}
+	jvm, host := ws.Paths()
+	if len(jvm) == 0 {
+		return fmt.Errorf("interrupted; %s may still be running in JVM %d: %w", name, cl.Target().PID, err)
+	}
+	where := jvm[0]
+	if host[0] != jvm[0] {
+		where += " (from this host: " + host[0] + ")"
+	}
+	return fmt.Errorf("interrupted; %s goes on in JVM %d, which will write %s: %w", name, cl.Target().PID, where, err)
 }
 
 // checkError is an invalid command line found before sending: exit status 1, as the JVM's own
@@ -316,6 +354,11 @@ func (g *gjcmd) collectFile(ctx context.Context, cl *jcmd.Client, line, out stri
 		res.notef("the JVM wrote %s; from this host: %s", f.Path, f.HostPath)
 	case !strings.Contains(out, f.Path):
 		res.notef("the JVM wrote %s", f.Path) // e.g. Compiler.perfmap, which prints nothing
+	}
+	if g.output != "" {
+		if st, err := os.Lstat(g.output); err == nil && st.IsDir() {
+			return fmt.Errorf("-o %s is a directory; give a file name, or use --copy-to for a directory", g.output)
+		}
 	}
 	if dst := g.copyTo + g.output; dst != "" {
 		to, n, err := cl.CopyOut(ctx, f, dst, g.overwrite)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/jcmd"
@@ -214,27 +215,41 @@ func (g *gjmaps) mapOne(ctx context.Context, pid int) mapResult {
 	start := time.Now()
 	r := mapResult{PID: pid}
 	var entries []perfmap.Entry
-	var err error
-	if g.strategy == "auto" {
-		var notes []string
-		for _, strategy := range []string{"vmstructs", "jcmd", "agent"} {
-			if strategy == "jcmd" && g.unfold {
-				continue
-			}
-			r.Strategy = strategy
-			entries, err = g.fromStrategy(ctx, pid, strategy)
-			if err == nil || ctx.Err() != nil || !fallBack(err) {
-				break
-			}
-			notes = append(notes, fmt.Sprintf("%s failed (%v)", strategy, err))
-		}
-		if err == nil && len(notes) > 0 {
-			r.Note = strings.Join(notes, "; ") + "; used " + r.Strategy
-		}
-	} else {
-		r.Strategy = g.strategy
-		entries, err = g.fromStrategy(ctx, pid, g.strategy)
+	var notes []string
+	// One writer of a JVM's maps at a time: the JVM writes its own map in place (Compiler.perfmap), and
+	// two runs at once would each read half of the other's.
+	unlock, note, err := lockMap(ctx, pid)
+	if note != "" {
+		notes = append(notes, note)
 	}
+	if err == nil {
+		defer unlock()
+		if g.strategy == "auto" {
+			var failed []string
+			for _, strategy := range []string{"vmstructs", "jcmd", "agent"} {
+				if strategy == "jcmd" && g.unfold {
+					continue
+				}
+				r.Strategy = strategy
+				var n []string
+				entries, n, err = g.fromStrategy(ctx, pid, strategy)
+				notes = append(notes, n...)
+				if err == nil || ctx.Err() != nil || !fallBack(err) {
+					break
+				}
+				failed = append(failed, fmt.Sprintf("%s failed (%v)", strategy, err))
+			}
+			if err == nil && len(failed) > 0 {
+				notes = append(notes, strings.Join(failed, "; ")+"; used "+r.Strategy)
+			}
+		} else {
+			r.Strategy = g.strategy
+			var n []string
+			entries, n, err = g.fromStrategy(ctx, pid, g.strategy)
+			notes = append(notes, n...)
+		}
+	}
+	r.Note = strings.Join(notes, "; ")
 	if err == nil {
 		r.Entries = len(entries)
 		r.Paths, err = perfmap.PlaceOwned(ctx, pid, entries, g.uid, g.gid)
@@ -249,17 +264,39 @@ func (g *gjmaps) mapOne(ctx context.Context, pid int) mapResult {
 	return r
 }
 
-// fromStrategy builds the map of one JVM with one strategy.
-func (g *gjmaps) fromStrategy(ctx context.Context, pid int, strategy string) ([]perfmap.Entry, error) {
+// lockMap takes the lock of JVM pid's map (jcmd.LockMap). When the lock file cannot be had (a read-only
+// /tmp, a directory someone put at its name) the JVM is mapped without it, which a concurrent run can
+// make fail but never makes wrong: every map is checked when read and published by rename. Only a lock
+// held by another run for longer than the wait is an error.
+func lockMap(ctx context.Context, pid int) (func(), string, error) {
+	t, err := attach.Resolve(pid)
+	if err != nil {
+		return nil, "", err
+	}
+	f, err := jcmd.LockMap(ctx, t)
+	switch {
+	case err == nil:
+		return func() { f.Close() }, "", nil
+	case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded):
+		return nil, "", err
+	case errors.Is(err, unix.EROFS):
+		return func() {}, "", nil
+	}
+	return func() {}, fmt.Sprintf("mapping without the map lock: %v", err), nil
+}
+
+// fromStrategy builds the map of one JVM with one strategy; the notes say what was done on the way.
+func (g *gjmaps) fromStrategy(ctx context.Context, pid int, strategy string) ([]perfmap.Entry, []string, error) {
 	switch strategy {
 	case "vmstructs":
-		return perfmap.FromVMStructsWith(ctx, pid, perfmap.VMStructsOptions{Unfold: g.unfold, Annotate: g.annotate})
+		entries, err := perfmap.FromVMStructsWith(ctx, pid, perfmap.VMStructsOptions{Unfold: g.unfold, Annotate: g.annotate})
+		return entries, nil, err
 	case "jcmd":
-		entries, err := perfmap.FromJcmd(ctx, pid)
+		entries, notes, err := perfmap.FromJcmdNotes(ctx, pid)
 		if err == nil && g.annotate {
 			perfmap.AnnotateJDKNames(entries)
 		}
-		return entries, err
+		return entries, notes, err
 	default:
 		opts := g.agentOptions
 		if g.unfold {
@@ -268,7 +305,8 @@ func (g *gjmaps) fromStrategy(ctx context.Context, pid int, strategy string) ([]
 		if g.annotate {
 			opts = joinOptions(opts, "annotate_java_frames")
 		}
-		return perfmap.FromAgent(ctx, pid, perfmap.AgentOptions{Options: opts, Library: g.agentPath})
+		entries, err := perfmap.FromAgent(ctx, pid, perfmap.AgentOptions{Options: opts, Library: g.agentPath})
+		return entries, nil, err
 	}
 }
 

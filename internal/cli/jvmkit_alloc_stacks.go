@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -212,29 +212,18 @@ func allocFolded(p *hotspot.AllocProfile, byBytes, vmFrames bool) *flame.Folded 
 	return f
 }
 
-func (a *jvmkit) writeFlame(f *flame.Folded, sf *allocStackFlags, title string) (err error) {
-	w := a.stdout
-	if sf.out != "" && sf.out != "-" {
-		file, err := os.Create(sf.out)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if cerr := file.Close(); err == nil {
-				err = cerr
-			}
-		}()
-		w = file
-	}
+func (a *jvmkit) writeFlame(f *flame.Folded, sf *allocStackFlags, title string) error {
 	unit, typ := "count", "allocations"
 	if sf.bytes {
 		unit, typ = "bytes", "alloc_space"
 	}
-	switch sf.format {
-	case "svg":
-		return flame.WriteSVG(w, f, flame.SVGOptions{Title: title, Subtitle: typ})
-	case "pprof":
-		return flame.WritePprof(w, f, flame.PprofOptions{SampleType: typ, Unit: unit})
-	}
-	return flame.WriteFolded(w, f)
+	return writeOutput(a.stdout, sf.out, func(w io.Writer) error {
+		switch sf.format {
+		case "svg":
+			return flame.WriteSVG(w, f, flame.SVGOptions{Title: title, Subtitle: typ})
+		case "pprof":
+			return flame.WritePprof(w, f, flame.PprofOptions{SampleType: typ, Unit: unit})
+		}
+		return flame.WriteFolded(w, f)
+	})
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jvmkit/jvmkit/flame"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
 // foldFlags are the folding options that fold and flame share.
@@ -209,18 +209,8 @@ func writeOutput(stdout io.Writer, out string, write func(io.Writer) error) erro
 	if out == "-" || out == "" {
 		return write(stdout)
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return errors.Join(fmt.Errorf("write %s: %w", out, err), os.Remove(out))
-	}
-	return nil
+	// Never through a link someone planted at the name; never a half file after an interrupt.
+	return rootfs.WriteOutput(out, 0o644, write)
 }
 
 // foldWarnings reports on stderr what Fold left out.

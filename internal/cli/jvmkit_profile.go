@@ -140,39 +140,26 @@ type profileJSONRow struct {
 }
 
 func (a *jvmkit) writeProfile(p *profileAgg, pf *profileFlags, title string) error {
-	w := a.stdout
-	var file *os.File
-	if pf.out != "" && pf.out != "-" {
-		f, err := os.Create(pf.out)
-		if err != nil {
-			return err
+	return writeOutput(a.stdout, pf.out, func(w io.Writer) error {
+		folded := p.folded()
+		switch pf.format {
+		case "folded":
+			return flame.WriteFolded(w, folded)
+		case "pprof":
+			return flame.WritePprof(w, folded, flame.PprofOptions{SampleType: "samples", Unit: "count"})
+		case "svg":
+			return flame.WriteSVG(w, folded, flame.SVGOptions{Title: title})
+		case "json":
+			out := profileJSON{Samples: p.samples, Broken: p.broken, Reasons: p.reasons, Stacks: []profileJSONRow{}}
+			for _, s := range folded.Stacks {
+				out.Stacks = append(out.Stacks, profileJSONRow{Frames: s.Frames, Count: s.Count})
+			}
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(map[string]any{"schema": "jvmkit.profile/v1", "data": out})
 		}
-		file, w = f, f
-	}
-	folded := p.folded()
-	var err error
-	switch pf.format {
-	case "folded":
-		err = flame.WriteFolded(w, folded)
-	case "pprof":
-		err = flame.WritePprof(w, folded, flame.PprofOptions{SampleType: "samples", Unit: "count"})
-	case "svg":
-		err = flame.WriteSVG(w, folded, flame.SVGOptions{Title: title})
-	case "json":
-		out := profileJSON{Samples: p.samples, Broken: p.broken, Reasons: p.reasons, Stacks: []profileJSONRow{}}
-		for _, s := range folded.Stacks {
-			out.Stacks = append(out.Stacks, profileJSONRow{Frames: s.Frames, Count: s.Count})
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(map[string]any{"schema": "jvmkit.profile/v1", "data": out})
-	}
-	if file != nil {
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-	}
-	return err
+		return fmt.Errorf("unknown format %q", pf.format)
+	})
 }
 
 // summary prints the sample counts and the reasons of broken stacks on stderr.

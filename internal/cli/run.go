@@ -21,7 +21,9 @@ func run(tool string, cmd *cobra.Command, args []string, stdout, stderr io.Write
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	err := cmd.ExecuteContext(ctx)
-	if err != nil && ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
+	var ee *exitError
+	if err != nil && ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &ee) {
+		// A bare status was explained where it was decided (e.g. what an interrupted command left).
 		err = context.Canceled
 	}
 	if isUsage(err) {

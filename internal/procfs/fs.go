@@ -135,3 +135,19 @@ func (fs FS) Cgroup(pid int) (string, error) {
 	}
 	return ParseCgroup(b), nil
 }
+
+// NamespaceRoot returns the uid, as the caller sees it, of root in the user namespace of pid: ok is
+// false when pid is in the caller's own user namespace (or uid_map cannot be read). In a container with
+// its own user namespace, that uid owns the container's files and its processes anyway.
+func (fs FS) NamespaceRoot(pid int) (uid int, ok bool) {
+	self, err1 := os.Readlink(filepath.Join(fs.root, "self", "ns", "user"))
+	other, err2 := os.Readlink(fs.Path(pid, "ns", "user"))
+	if err1 != nil || err2 != nil || self == other {
+		return 0, false
+	}
+	b, err := os.ReadFile(fs.Path(pid, "uid_map"))
+	if err != nil {
+		return 0, false
+	}
+	return ParseUIDMapRoot(b)
+}

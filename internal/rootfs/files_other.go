@@ -1,0 +1,83 @@
+//go:build !linux
+
+package rootfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Open opens a file inside a process's root. It needs Linux's openat2: elsewhere it fails with
+// errors.ErrUnsupported.
+func Open(root, path string, _ int, _ uint64) (int, error) {
+	return -1, fmt.Errorf("open %s under %s: %w", path, root, errors.ErrUnsupported)
+}
+
+// OpenRegular opens a regular file inside a process's root. Only Linux is supported.
+func OpenRegular(root, path, _ string) (*os.File, error) {
+	return nil, fmt.Errorf("open %s under %s: %w", path, root, errors.ErrUnsupported)
+}
+
+// Prepared is a path made safe for another process's write. Only Linux is supported.
+type Prepared struct {
+	Path, Dir, Name, Note string
+	Mode                  Mode
+	Replaced              bool
+}
+
+// Prepare makes a path safe for another process's write. Only Linux is supported.
+func (pr *Process) Prepare(p string, _ Mode, _ uint32) (*Prepared, error) {
+	return nil, fmt.Errorf("prepare %s: %w", p, errors.ErrUnsupported)
+}
+
+// HostPath is where the caller finds the file.
+func (p *Prepared) HostPath() string { return p.Path }
+
+// File is the file Prepare made; never any here.
+func (p *Prepared) File() *os.File { return nil }
+
+// Close releases nothing here.
+func (p *Prepared) Close() {}
+
+// Written checks nothing here.
+func (p *Prepared) Written() error { return errors.ErrUnsupported }
+
+// Result opens nothing here.
+func (p *Prepared) Result() (*os.File, error) { return nil, errors.ErrUnsupported }
+
+// Still checks nothing here.
+func (p *Prepared) Still() error { return errors.ErrUnsupported }
+
+// Remove removes nothing here.
+func (p *Prepared) Remove() bool { return false }
+
+// Lock takes a lock file's lock. Only Linux is supported.
+func Lock(_ context.Context, _ int, dir, name string, _, _ int) (*os.File, error) {
+	return nil, fmt.Errorf("lock %s/%s: %w", dir, name, errors.ErrUnsupported)
+}
+
+// WriteFile writes a file atomically. Only Linux is supported.
+func WriteFile(_ int, dir, name string, _ []byte, _, _ int, _ uint32) error {
+	return fmt.Errorf("write %s/%s: %w", dir, name, errors.ErrUnsupported)
+}
+
+// NewProcess describes a process. Only Linux is supported: the result opens nothing.
+func NewProcess(pid, uid, gid int, cwdPath string) *Process {
+	return &Process{UID: uid, GID: gid, CwdPath: cwdPath}
+}
+
+// WriteOutput writes a file of the caller's with write; elsewhere than on Linux, plainly.
+func WriteOutput(path string, perm uint32, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, os.FileMode(perm))
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,523 @@
+package rootfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Prepare makes the file p safe for the process to write in mode, before it is asked to; p is absolute
+// as the process sees it, or relative to its working directory. perm is the mode of a file Prepare
+// creates for it (owned by its UID and GID).
+//
+// Every directory on the way, and every symbolic link, is resolved the way the kernel resolves it for
+// the process (absolute links and ".." inside its root, relative names from its working directory), one
+// component at a time, and each entry is checked: the directory holding it must be owned by a trusted
+// user, and must either be writable by nobody else or be sticky with the entry owned by a trusted user
+// (in a sticky directory only the owner of an entry, the directory's owner and root can remove or rename
+// it). What passes cannot be changed by anyone else between Prepare and the write, so there is no window
+// to race. A path that does not pass is refused with ErrUnsafe and a message naming the entry and its
+// owner.
+//
+// The final name is then prepared as mode says (see Mode). Prepare never follows a symbolic link at the
+// final name and never writes into an existing file.
+func (pr *Process) Prepare(p string, mode Mode, perm uint32) (*Prepared, error) {
+	rootFd, err := unix.Open(pr.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: pr.Root, Err: err}
+	}
+	defer unix.Close(rootFd)
+	start, startPath := rootFd, "/"
+	if !strings.HasPrefix(p, "/") {
+		cwdFd, err := unix.Open(pr.Cwd, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: pr.Cwd, Err: err}
+		}
+		defer unix.Close(cwdFd)
+		start, startPath = cwdFd, pr.CwdPath
+		if startPath == "" {
+			startPath = "."
+		}
+	}
+	dirPart, name := path.Split(p)
+	if name == "." || name == "" && mode == PrivateDir {
+		dirPart, name = p, ""
+	}
+	if name == "" && mode != PrivateDir || name == ".." {
+		return nil, fmt.Errorf("%s: not a file name", pr.show(joinPath(startPath, p)))
+	}
+	wk := &walker{pr: pr, root: rootFd}
+	d, err := wk.walk(start, startPath, dirPart)
+	if err != nil {
+		return nil, err
+	}
+	out := &Prepared{Dir: d.path, Name: name, Path: joinPath(d.path, name), Mode: mode, dfd: d.fd, pr: pr}
+	if err := out.prepareFinal(wk, d, perm); err != nil {
+		out.Close()
+		return nil, err
+	}
+	return out, nil
+}
+
+// Prepared is a path made safe for another process's write by Process.Prepare.
+type Prepared struct {
+	Path string // as the process sees it, after symbolic links ("." based when its cwd has no path)
+	Dir  string // the directory holding it (Path itself for PrivateDir)
+	Name string // "" for PrivateDir
+	Mode Mode
+	// Replaced is set when Prepare put a new file where something was (Note says what, when it matters).
+	Replaced bool
+	// Note says what Prepare changed that a person should know ("... was a symbolic link owned by uid
+	// 65534 (-> "/etc/passwd"); replaced it ..."); empty when it changed nothing worth telling.
+	Note string
+
+	dfd  int      // Dir, O_PATH
+	file *os.File // the file Prepare made or kept at the name, open read-write; nil when none
+	pr   *Process
+}
+
+// HostPath is where the caller finds Path (under the process's root).
+func (p *Prepared) HostPath() string { return p.pr.show(p.Path) }
+
+// File is the file Prepare made (or, for Append, kept) at the name, for reading back what the process
+// wrote; nil when Prepare had nothing to make (Exclusive, Private, and a Follow or Append path in a
+// directory that only trusted users can write).
+func (p *Prepared) File() *os.File { return p.file }
+
+// Close releases the handles; the files stay.
+func (p *Prepared) Close() {
+	if p.file != nil {
+		p.file.Close()
+		p.file = nil
+	}
+	if p.dfd >= 0 {
+		unix.Close(p.dfd)
+		p.dfd = -1
+	}
+}
+
+// Written checks, after the write, that the name still holds the file Prepare made, and (Follow, Fresh)
+// that the process wrote into it: a new file is empty, and no file these writers write is. For
+// Exclusive it checks that the name holds a regular file of a trusted user (what the process created).
+// It returns nil where Prepare made nothing: there, only trusted users can have changed the name.
+func (p *Prepared) Written() error {
+	full := p.HostPath()
+	if p.file == nil {
+		if p.Mode != Exclusive {
+			return nil
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(p.dfd, p.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Errorf("check %s: %w", full, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG || !p.pr.trusts(st.Uid) {
+			return fmt.Errorf("%s is %s owned by uid %d, not the file the JVM was to create", full, kind(st.Mode), st.Uid)
+		}
+		return nil
+	}
+	if err := p.Still(); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(p.file.Fd()), &st); err != nil {
+		return fmt.Errorf("check %s: %w", full, err)
+	}
+	if p.Mode != Append && st.Size == 0 {
+		return fmt.Errorf("%s: %w", full, ErrNotWritten)
+	}
+	return nil
+}
+
+// Result opens what the process wrote at the name: the file Prepare made, when the process wrote into
+// it, or the regular file with one link of the process's user (or root) that the process renamed over
+// it (writers that publish with a rename, as jvmkit's own agent does). Nobody else can have put that
+// file there: the name held a file of the process's user in a directory where only that user and root
+// may replace it. Anything else is an error; ErrNotWritten when nothing was written.
+func (p *Prepared) Result() (*os.File, error) {
+	if p.file == nil {
+		return nil, fmt.Errorf("%s: nothing was prepared to read back", p.HostPath())
+	}
+	if err := p.Written(); err == nil {
+		return p.file, nil
+	} else if errors.Is(err, ErrNotWritten) {
+		return nil, err
+	}
+	fd, err := unix.Openat(p.dfd, p.Name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.HostPath(), ErrNotWritten)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 ||
+		int(st.Uid) != p.pr.UID && st.Uid != 0 || st.Size == 0 {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s is not the file the JVM was to write (%s owned by uid %d); the write may have gone elsewhere", p.HostPath(), kind(st.Mode), st.Uid)
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), p.HostPath()), nil
+}
+
+// Still checks that the name still holds the file Prepare made, for a process that writes it later.
+func (p *Prepared) Still() error {
+	if p.file == nil {
+		return nil
+	}
+	var st, now unix.Stat_t
+	if err := unix.Fstat(int(p.file.Fd()), &st); err != nil {
+		return fmt.Errorf("check %s: %w", p.HostPath(), err)
+	}
+	if err := unix.Fstatat(p.dfd, p.Name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+		return fmt.Errorf("%s no longer holds the file prepared for the JVM (replaced since?); the JVM may write elsewhere", p.HostPath())
+	}
+	return nil
+}
+
+// Remove removes the name if it still holds the file Prepare made, or one that the process renamed over
+// it (see Result), and reports whether it did.
+func (p *Prepared) Remove() bool {
+	if p.file == nil {
+		return false
+	}
+	if f, err := p.Result(); err == nil && f != p.file {
+		defer f.Close()
+		var st, now unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &st) != nil || unix.Fstatat(p.dfd, p.Name, &now, unix.AT_SYMLINK_NOFOLLOW) != nil ||
+			now.Dev != st.Dev || now.Ino != st.Ino {
+			return false
+		}
+		return unix.Unlinkat(p.dfd, p.Name, 0) == nil
+	}
+	var st, now unix.Stat_t
+	if unix.Fstat(int(p.file.Fd()), &st) != nil || unix.Fstatat(p.dfd, p.Name, &now, unix.AT_SYMLINK_NOFOLLOW) != nil ||
+		now.Dev != st.Dev || now.Ino != st.Ino {
+		return false
+	}
+	return unix.Unlinkat(p.dfd, p.Name, 0) == nil
+}
+
+func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
+	pr := p.pr
+	switch p.Mode {
+	case Exclusive:
+		return nil
+	case Private:
+		return pr.private(d)
+	case PrivateDir, FollowOrDir:
+		if p.Name == "" {
+			return pr.private(d)
+		}
+		sub, err := wk.walk(d.fd, d.path, p.Name)
+		if err == nil {
+			defer unix.Close(sub.fd)
+			p.Dir, p.Name, p.Path = sub.path, "", sub.path
+			return pr.private(sub)
+		}
+		var pe *os.PathError
+		notDir := errors.As(err, &pe) && (errors.Is(pe.Err, unix.ENOENT) || errors.Is(pe.Err, unix.ENOTDIR))
+		switch {
+		case p.Mode == PrivateDir && notDir:
+			if errors.Is(pe.Err, unix.ENOENT) {
+				return pr.private(d) // the JVM creates it here
+			}
+			return nil // a file: the JVM fails on it
+		case p.Mode == PrivateDir:
+			return err
+		case !notDir && !errors.Is(err, ErrUnsafe):
+			return err
+		}
+		// Not a directory, or a name another user put there: a file, made safe as for Follow.
+	}
+	shown := pr.show(d.path)
+	ownerOK := pr.trusts(d.st.Uid)
+	shared := d.st.Mode&0o022 != 0
+	sticky := d.st.Mode&unix.S_ISVTX != 0
+	if !ownerOK {
+		return fmt.Errorf("%w: %s is owned by uid %d, who could put a link at %s; use a directory that only root and uid %d can write",
+			ErrUnsafe, shown, d.st.Uid, p.Name, pr.UID)
+	}
+	if shared && !sticky {
+		return fmt.Errorf("%w: %s can be written by other users (mode %#o) and is not sticky: anyone could put a link at %s; use a directory that only root and uid %d can write",
+			ErrUnsafe, shown, d.st.Mode&0o7777, p.Name, pr.UID)
+	}
+	if !shared && p.Mode != Fresh {
+		return nil // nobody but trusted users can put anything at the name
+	}
+	if p.Mode == FollowOrDir {
+		p.Mode = Follow
+	}
+	var st unix.Stat_t
+	err := unix.Fstatat(d.fd, p.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	exists := err == nil
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("stat %s: %w", p.HostPath(), err)
+	}
+	if exists && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if pr.trusts(st.Uid) {
+			return nil // the JVM fails on a directory that nobody else can swap for a link
+		}
+		return fmt.Errorf("%w: %s is a directory owned by uid %d, who could swap it for a link; have it removed",
+			ErrUnsafe, p.HostPath(), st.Uid)
+	}
+	if p.Mode == Append && exists && st.Mode&unix.S_IFMT == unix.S_IFREG && int(st.Uid) == pr.UID && st.Nlink == 1 {
+		// The process's own file, which it appends to: keep it (nobody else can replace it here).
+		fd, err := unix.Openat(d.fd, p.Name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err == nil {
+			var now unix.Stat_t
+			if unix.Fstat(fd, &now) == nil && now.Dev == st.Dev && now.Ino == st.Ino {
+				p.file = os.NewFile(uintptr(fd), p.HostPath())
+				return nil
+			}
+			unix.Close(fd)
+		}
+	}
+	suspicious := exists && (st.Mode&unix.S_IFMT != unix.S_IFREG || !pr.trusts(st.Uid) || st.Nlink > 1)
+	what := ""
+	if exists {
+		what = fmt.Sprintf("%s owned by uid %d%s", kind(st.Mode), st.Uid, describe(d.fd, p.Name, st))
+	}
+	RemoveStale(d.fd, prepPrefix, ".tmp")
+	t, err := CreateTemp(d.fd, shown, prepPrefix, ".tmp", perm)
+	if err != nil {
+		return err
+	}
+	if err := pr.give(t.File, perm); err != nil {
+		t.Discard()
+		return fmt.Errorf("prepare %s for uid %d: %w", p.HostPath(), pr.UID, err)
+	}
+	// A rename replaces whatever is at the name in one step: there is no moment without a file of the
+	// process's there, in which someone could plant a link.
+	if err := unix.Renameat(d.fd, t.Name, d.fd, p.Name); err != nil {
+		t.Discard()
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+			return fmt.Errorf("%w: %s is %s in sticky %s, which only its owner or root can replace; run as root or have it removed",
+				ErrUnsafe, p.HostPath(), what, shown)
+		}
+		return fmt.Errorf("prepare %s: %w", p.HostPath(), err)
+	}
+	// No temporary file any more: a cleaner must not take it for a dead writer's.
+	_ = unix.Flock(int(t.File.Fd()), unix.LOCK_UN)
+	p.file = t.File
+	p.Replaced = exists
+	if suspicious {
+		p.Note = fmt.Sprintf("%s was %s; replaced it with a new empty file owned by uid %d before the JVM wrote it", p.HostPath(), what, pr.UID)
+	}
+	return nil
+}
+
+// private refuses a directory that anyone but trusted users can change: the process is to create,
+// rename or remove names of its own choosing in it.
+func (pr *Process) private(d dir) error {
+	if pr.trusts(d.st.Uid) && d.st.Mode&0o022 == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: the JVM creates, renames or removes names of its own choosing in %s, which %s; use a directory that only root and uid %d can write",
+		ErrUnsafe, pr.show(d.path), whoCanWrite(d.st), pr.UID)
+}
+
+// prepPrefix names the temporary files Prepare renames into place.
+const prepPrefix = ".jvmkit-prep-"
+
+// give hands a file Prepare made to the process.
+func (pr *Process) give(f *os.File, perm uint32) error {
+	if os.Geteuid() != pr.UID {
+		if err := f.Chown(pr.UID, pr.GID); err != nil {
+			return err
+		}
+	}
+	return f.Chmod(fs.FileMode(perm))
+}
+
+// describe adds what makes an entry suspicious, for messages: where a symbolic link points, how many
+// names a hard-linked file has.
+func describe(dfd int, name string, st unix.Stat_t) string {
+	switch {
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		buf := make([]byte, unix.PathMax)
+		if n, err := unix.Readlinkat(dfd, name, buf); err == nil {
+			return " (-> " + strconv.Quote(string(buf[:n])) + ")"
+		}
+	case st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1:
+		return fmt.Sprintf(" with %d hard links", st.Nlink)
+	}
+	return ""
+}
+
+// whoCanWrite explains which users can change a directory.
+func whoCanWrite(st unix.Stat_t) string {
+	switch {
+	case st.Mode&0o002 != 0:
+		return fmt.Sprintf("every user can write (mode %#o)", st.Mode&0o7777)
+	case st.Mode&0o020 != 0:
+		return fmt.Sprintf("group %d can write (mode %#o)", st.Gid, st.Mode&0o7777)
+	}
+	return fmt.Sprintf("uid %d owns", st.Uid)
+}
+
+// dir is a directory reached by the walker.
+type dir struct {
+	fd   int
+	st   unix.Stat_t
+	path string // as the process sees it
+}
+
+type walker struct {
+	pr   *Process
+	root int
+}
+
+// maxLinks is the kernel's limit on symbolic links in one lookup (MAXSYMLINKS).
+const maxLinks = 40
+
+// walk resolves the directory p from start (the root or the working directory) and returns it open
+// (O_PATH); the caller closes it. See Prepare for what is checked.
+func (wk *walker) walk(start int, startPath, p string) (dir, error) {
+	cur, err := openDir(start, ".")
+	if err != nil {
+		return dir{}, err
+	}
+	cur.path = startPath
+	var rootSt unix.Stat_t
+	if err := unix.Fstat(wk.root, &rootSt); err != nil {
+		unix.Close(cur.fd)
+		return dir{}, err
+	}
+	queue := strings.Split(p, "/")
+	links := 0
+	fail := func(err error) (dir, error) {
+		unix.Close(cur.fd)
+		return dir{}, err
+	}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if cur.st.Dev == rootSt.Dev && cur.st.Ino == rootSt.Ino {
+				continue // ".." of the root is the root, as for the process
+			}
+			next, err := openDir(cur.fd, "..")
+			if err != nil {
+				return fail(fmt.Errorf("open %s/..: %w", wk.pr.show(cur.path), err))
+			}
+			unix.Close(cur.fd)
+			next.path = parentPath(cur.path)
+			cur = next
+			continue
+		}
+		entry := joinPath(cur.path, c)
+		var st unix.Stat_t
+		if err := unix.Fstatat(cur.fd, c, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fail(&os.PathError{Op: "stat", Path: wk.pr.show(entry), Err: err})
+		}
+		if err := wk.check(cur, c, st); err != nil {
+			return fail(err)
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			if links++; links > maxLinks {
+				return fail(&os.PathError{Op: "resolve", Path: wk.pr.show(entry), Err: unix.ELOOP})
+			}
+			buf := make([]byte, unix.PathMax)
+			n, err := unix.Readlinkat(cur.fd, c, buf)
+			if err != nil {
+				return fail(&os.PathError{Op: "readlink", Path: wk.pr.show(entry), Err: err})
+			}
+			target := string(buf[:n])
+			if strings.HasPrefix(target, "/") {
+				next, err := openDir(wk.root, ".")
+				if err != nil {
+					return fail(err)
+				}
+				unix.Close(cur.fd)
+				next.path = "/"
+				cur = next
+			}
+			queue = append(strings.Split(target, "/"), queue...)
+		case unix.S_IFDIR:
+			next, err := openDir(cur.fd, c)
+			if err != nil {
+				return fail(&os.PathError{Op: "open", Path: wk.pr.show(entry), Err: err})
+			}
+			if next.st.Dev != st.Dev || next.st.Ino != st.Ino {
+				// Changed between the two looks (fstatat and openat both cross a mount point, so they
+				// agree otherwise): only a trusted user can have done it, but what was checked is not
+				// what was opened.
+				unix.Close(next.fd)
+				return fail(fmt.Errorf("%s changed while it was checked; try again", wk.pr.show(entry)))
+			}
+			unix.Close(cur.fd)
+			next.path = entry
+			cur = next
+		default:
+			return fail(&os.PathError{Op: "resolve", Path: wk.pr.show(entry), Err: unix.ENOTDIR})
+		}
+	}
+	return cur, nil
+}
+
+// check decides whether entry name of directory d can be changed by trusted users only.
+func (wk *walker) check(d dir, name string, st unix.Stat_t) error {
+	pr := wk.pr
+	entry := pr.show(joinPath(d.path, name))
+	if !pr.trusts(d.st.Uid) {
+		return fmt.Errorf("%w: %s is in %s, which uid %d owns and could redirect; use a path that only root and uid %d can change",
+			ErrUnsafe, entry, pr.show(d.path), d.st.Uid, pr.UID)
+	}
+	if d.st.Mode&0o022 == 0 {
+		return nil
+	}
+	if d.st.Mode&unix.S_ISVTX == 0 {
+		return fmt.Errorf("%w: %s is in %s, which %s and is not sticky: anyone could replace it; use a path that only root and uid %d can change",
+			ErrUnsafe, entry, pr.show(d.path), whoCanWrite(d.st), pr.UID)
+	}
+	if !pr.trusts(st.Uid) {
+		return fmt.Errorf("%w: %s is %s owned by uid %d in sticky %s; use a path that only root and uid %d can change",
+			ErrUnsafe, entry, kind(st.Mode), st.Uid, pr.show(d.path), pr.UID)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK && st.Nlink > 1 {
+		// A hard link to a trusted user's symbolic link, made by anyone who may create entries here.
+		return fmt.Errorf("%w: %s is a symbolic link with %d hard links in sticky %s; use a path that only root and uid %d can change",
+			ErrUnsafe, entry, st.Nlink, pr.show(d.path), pr.UID)
+	}
+	return nil
+}
+
+func openDir(at int, name string) (dir, error) {
+	fd, err := unix.Openat(at, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return dir{}, err
+	}
+	d := dir{fd: fd}
+	if err := unix.Fstat(fd, &d.st); err != nil {
+		unix.Close(fd)
+		return dir{}, err
+	}
+	return d, nil
+}
+
+func joinPath(dir, name string) string {
+	switch {
+	case name == "":
+		return dir
+	case dir == ".":
+		return name
+	}
+	return strings.TrimSuffix(dir, "/") + "/" + name
+}
+
+func parentPath(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		return p + "/.."
+	}
+	return path.Dir(p)
+}

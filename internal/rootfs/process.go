@@ -1,0 +1,102 @@
+package rootfs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Process is a process whose files are reached from the caller's side: its root and working directory
+// (the /proc/<pid>/root and /proc/<pid>/cwd links) and the ids it writes files with.
+type Process struct {
+	Root    string // /proc/<pid>/root ("/" for the caller's own world)
+	Cwd     string // /proc/<pid>/cwd
+	CwdPath string // the working directory as the process sees it, for messages; "" when it has none
+	UID     int    // effective uid and gid, as the caller sees them
+	GID     int
+	// Trusted are users trusted besides root and UID: for a process in a user namespace, the host uid
+	// of that namespace's root, which owns the container anyway.
+	Trusted []int
+	// SameRoot is set when the process's root is the caller's: its paths are shown as they are.
+	SameRoot bool
+}
+
+func (pr *Process) trusts(uid uint32) bool {
+	return uid == 0 || int(uid) == pr.UID || slices.Contains(pr.Trusted, int(uid))
+}
+
+// show is where the caller finds p, a path as the process sees it (relative: to its working directory).
+func (pr *Process) show(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		if pr.CwdPath != "" {
+			p = strings.TrimSuffix(pr.CwdPath, "/") + "/" + p
+		} else {
+			return pr.Cwd + "/" + p
+		}
+	}
+	p = filepath.Clean(p) // ".." cannot climb out of the root
+	if pr.Root == "/" || pr.SameRoot {
+		return p
+	}
+	return pr.Root + p
+}
+
+// ErrUnsafe is wrapped by the errors of Prepare for a path that a user other than the process and root
+// could redirect: a directory on the way that such a user owns or may write in without the sticky bit,
+// or an entry such a user owns in a sticky directory. It also wraps fs.ErrPermission.
+var ErrUnsafe = fmt.Errorf("%w: another user could redirect the write", fs.ErrPermission)
+
+// Mode says how a process opens a file it writes, which decides what Prepare must make sure of.
+type Mode int
+
+const (
+	// Follow: the process opens the name and writes into whatever it finds there, following symbolic
+	// links (fopen "w", O_CREAT|O_TRUNC): JDK 17's Compiler.perfmap, JFR.dump filename=, GC.heap_dump
+	// -overwrite. In a sticky directory that others can write in (/tmp), Prepare puts a new empty file
+	// of the process's at the name: nobody but the process and root can then remove or replace it. In
+	// a directory that others can write in without the sticky bit, Prepare refuses.
+	Follow Mode = iota
+	// Append is Follow for a process that appends (a log): the process's own file at the name, with one
+	// link, is kept.
+	Append
+	// Fresh is Follow with a new file always, also where only trusted users can write: what the
+	// process wrote can be read back from the file Prepare made (Prepared.File), whatever happens to
+	// the name later.
+	Fresh
+	// Exclusive: the process creates the name with O_CREAT|O_EXCL, which fails rather than follow
+	// anything at the final name (GC.heap_dump, Thread.dump_to_file): only the directories on the way
+	// are checked.
+	Exclusive
+	// FollowOrDir is Follow where the name may also be a directory that the process creates a name of
+	// its own choosing in (JFR's filename=), which must then be one that only trusted users can write.
+	FollowOrDir
+	// Private: the process removes, renames or creates names of its own choosing in the directory (log
+	// rotation, generated names, CDS archives written after an unlink): the directory must be one that
+	// only trusted users can write.
+	Private
+	// PrivateDir is Private for a path that is itself the directory (JFR.configure repositorypath=).
+	PrivateDir
+)
+
+// ErrNotRegular is returned for a file that had to be a regular file and is a FIFO, device, socket,
+// directory or symbolic link.
+var ErrNotRegular = errors.New("not a regular file")
+
+// RandomHex returns n random bytes in hex, for names nobody can guess.
+func RandomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
+	return hex.EncodeToString(b)
+}
+
+// ErrSymlink is returned for a symbolic link where a file is to be written, which is never written
+// through. It wraps ErrNotRegular.
+var ErrSymlink = fmt.Errorf("refusing to use a symbolic link (%w)", ErrNotRegular)
+
+// ErrNotWritten: the process said it wrote a file, but the file Prepare made for it is still empty.
+var ErrNotWritten = errors.New("the JVM did not write it: the file prepared for it is still empty")

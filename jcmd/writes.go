@@ -1,0 +1,331 @@
+package jcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/jvmkit/jvmkit/internal/rootfs"
+)
+
+// A diagnostic command that writes a file writes it with the JVM's privileges, at a path that the JVM
+// resolves in its own world, often in a directory every user can write (/tmp). Another user who plants a
+// symbolic link at that path makes a JVM that runs as root overwrite any file: JDK 17's Compiler.perfmap
+// always writes /tmp/perf-<pid>.map with fopen "w"; JFR opens its file with TRUNCATE_EXISTING; jcmd and
+// jattach pass such commands through as they are. So before a command line is sent, the files it will
+// have the JVM write are found (plannedWrites), each is made safe in the JVM's world (rootfs.Prepare),
+// and afterwards the files that were made for the JVM are checked to hold what it wrote.
+
+// write is one file (or directory) that a command line has the JVM write.
+type write struct {
+	option   string      // the argument or option naming it; "" for the JVM's own default
+	path     string      // as the JVM will open it: absolute, or relative to its working directory
+	mode     rootfs.Mode // how the JVM opens it
+	perm     uint32      // mode of a file prepared for the JVM
+	dirOK    bool        // the path may name a directory that the JVM generates a name in (JFR)
+	deferred bool        // written later (JFR.start: at the end of the recording): no content to check now
+}
+
+// fileRule is how a known command writes the file one of its arguments names.
+type fileRule struct {
+	option    string
+	mode      rootfs.Mode
+	perm      uint32
+	overwrite string // a boolean option that turns an exclusive create into a truncating one
+	dirOK     bool
+	deferred  bool
+}
+
+// fileRules are the file arguments of the commands that write files, with how the JVM opens them
+// (OpenJDK 17 to 25):
+//   - Compiler.perfmap: CodeCache::write_perf_map, fileStream(name, "w"): follows links, truncates.
+//   - GC.heap_dump: os::create_binary_file, O_CREAT|O_EXCL; with -overwrite O_TRUNC instead.
+//   - Thread.dump_to_file: jdk.internal.vm.ThreadDumper, Files.newOutputStream with CREATE_NEW; with
+//     -overwrite CREATE|TRUNCATE_EXISTING.
+//   - JFR.start, JFR.dump, JFR.stop filename=: jdk.jfr WriteableUserPath, Files.newBufferedWriter
+//     (CREATE|TRUNCATE_EXISTING) at once, then the real path written when the data is dumped; a
+//     directory gets a generated name (hotspot-pid-<pid>-id-<n>-<time>.jfr) inside it.
+//   - JFR.configure repositorypath=, dumppath=: directories that JFR creates names in.
+//   - System.dump_map -F: fileStream "w".
+//   - VM.cds: the archive is removed and then opened O_CREAT|O_TRUNC (FileMapInfo::open_for_write),
+//     which no preparation can protect in a directory that others write in.
+//   - VM.log output=: LogFileOutput renames an existing file to name.0 ... (rotation) and then opens
+//     the name with fopen "a"; with output_options filecount=0 it never renames.
+var fileRules = map[string][]fileRule{
+	"Compiler.perfmap":    {{option: "filename", mode: rootfs.Follow, perm: 0o644}},
+	"GC.heap_dump":        {{option: "filename", mode: rootfs.Exclusive, perm: 0o600, overwrite: "-overwrite"}},
+	"Thread.dump_to_file": {{option: "filepath", mode: rootfs.Exclusive, perm: 0o644, overwrite: "-overwrite"}},
+	"JFR.start":           {{option: "filename", mode: rootfs.Follow, perm: 0o644, dirOK: true, deferred: true}},
+	"JFR.dump":            {{option: "filename", mode: rootfs.Follow, perm: 0o644, dirOK: true}},
+	"JFR.stop":            {{option: "filename", mode: rootfs.Follow, perm: 0o644, dirOK: true}},
+	"JFR.configure":       {{option: "repositorypath", mode: rootfs.PrivateDir}, {option: "dumppath", mode: rootfs.PrivateDir}},
+	"System.dump_map":     {{option: "-F", mode: rootfs.Follow, perm: 0o644}},
+	"VM.cds":              {{option: "filename", mode: rootfs.Private}},
+	"VM.log":              {{option: "output", mode: rootfs.Private, perm: 0o644}},
+}
+
+// writesWithoutArguments are commands that write a file of the JVM's choosing when no argument names
+// one, so that they are looked at even when the line has no arguments.
+var writesWithoutArguments = map[string]bool{
+	"Compiler.perfmap": true, "System.dump_map": true, "VM.cds": true, "JFR.dump": true, "JFR.start": true,
+}
+
+// mayWrite reports whether a command line can have the JVM write a file, which is worth the JVM's
+// description of the command (one round trip) to find out which.
+func mayWrite(name string, words []string) bool {
+	return len(words) > 0 || writesWithoutArguments[name]
+}
+
+// plannedWrites returns the files that the command line name + words has the JVM write. cmd is the
+// JVM's description of the command (Describe); it may be nil for a line without arguments. feature is the
+// JDK's feature release and nspid the JVM's pid in its namespace, for the %p the JVM expands.
+//
+// Known commands follow fileRules; for any other command, each argument that the JVM's help types as
+// FILE (JDK 21 and later print that type; 17 prints STRING) is taken as a file written in a way not
+// known, which Prepare treats as Private. A line whose words cannot be assigned to the command's
+// arguments is refused when the command writes files: what the JVM would write is not known then.
+func plannedWrites(name string, words []string, cmd *Command, feature, nspid int) ([]write, error) {
+	values := map[string]string{}
+	set := map[string]bool{}
+	if cmd != nil {
+		b := binder{c: cmd, java: jfrJavaParsed[name]}
+		for _, w := range words {
+			o, a, _, err := b.bind(w)
+			if err != nil {
+				if fileRules[name] != nil || hasFileType(cmd) {
+					return nil, fmt.Errorf("cannot tell which file %s would write: %w", name, err)
+				}
+				return nil, nil
+			}
+			if o == nil {
+				continue // JFR.start's .jfc controls and event settings
+			}
+			values[o.Name], set[o.Name] = a.value, true
+			if !a.hasValue {
+				values[o.Name] = "true"
+			}
+		}
+	} else if len(words) > 0 {
+		return nil, fmt.Errorf("cannot tell which file %s would write without its description", name)
+	}
+	var out []write
+	add := func(w write) {
+		if w.path == "" {
+			return
+		}
+		out = append(out, w)
+	}
+	covered := map[string]bool{}
+	for _, r := range fileRules[name] {
+		covered[r.option] = true
+		v, ok := values[r.option]
+		if !ok {
+			continue
+		}
+		w := write{option: r.option, mode: r.mode, perm: r.perm, dirOK: r.dirOK, deferred: r.deferred}
+		if r.overwrite != "" && isTrue(values[r.overwrite]) {
+			w.mode = rootfs.Follow
+		}
+		w.path = expandJVMName(name, v, nspid, feature)
+		if name == "VM.log" {
+			w.path, w.mode = logOutput(v, values["output_options"], nspid)
+		}
+		if hasTimeSequence(name, v, feature) && w.mode == rootfs.Follow {
+			// The JVM puts its own clock reading into the name: it cannot be prepared in advance.
+			w.mode = rootfs.Private
+		}
+		add(w)
+	}
+	// The JVM's own defaults.
+	switch name {
+	case "Compiler.perfmap":
+		if !set["filename"] {
+			add(write{path: "/tmp/perf-" + strconv.Itoa(nspid) + ".map", mode: rootfs.Follow, perm: 0o644})
+		}
+	case "System.dump_map":
+		if !set["-F"] {
+			add(write{path: "vm_memory_map_" + strconv.Itoa(nspid) + ".txt", mode: rootfs.Follow, perm: 0o644})
+		}
+	case "VM.cds":
+		if !set["filename"] {
+			add(write{path: ".", mode: rootfs.PrivateDir})
+		}
+	case "JFR.dump":
+		if !set["filename"] {
+			add(write{path: ".", mode: rootfs.PrivateDir}) // hotspot-pid-...jfr in the JVM's working directory
+		}
+	case "JFR.start":
+		if !set["filename"] && (set["duration"] || isTrue(values["dumponexit"])) {
+			add(write{path: ".", mode: rootfs.PrivateDir, deferred: true})
+		}
+	}
+	if cmd != nil {
+		for _, o := range append(append([]Option(nil), cmd.Arguments...), cmd.Options...) {
+			if o.Type != "FILE" || covered[o.Name] || !set[o.Name] {
+				continue
+			}
+			add(write{option: o.Name, path: expandJVMName(name, values[o.Name], nspid, feature), mode: rootfs.Private})
+		}
+	}
+	return out, nil
+}
+
+func hasFileType(cmd *Command) bool {
+	for _, o := range append(append([]Option(nil), cmd.Arguments...), cmd.Options...) {
+		if o.Type == "FILE" {
+			return true
+		}
+	}
+	return false
+}
+
+func isTrue(v string) bool { return v == "true" || v == "1" }
+
+// expandJVMName expands %p in a file name where the JVM does (FileNameExpansion); %t stays, since only
+// the JVM knows the time it will put there.
+func expandJVMName(cmd, name string, nspid, feature int) string {
+	expandP, _ := FileNameExpansion(feature, cmd)
+	return expandName(name, nspid, expandP, false)
+}
+
+// hasTimeSequence reports whether the JVM will put a time into the name (JFR's %t).
+func hasTimeSequence(cmd, name string, feature int) bool {
+	_, expandT := FileNameExpansion(feature, cmd)
+	return expandT && strings.Contains(strings.ReplaceAll(name, "%%", ""), "%t")
+}
+
+// logOutput returns the file a VM.log output= value names ("" for stdout, stderr and "#<index>") and how
+// the JVM writes it: "file=<name>" or a bare name, quoted or not; %p is the JVM's pid (%t, its start
+// time, stays: only the directory matters for a Private path). With output_options filecount=0 the
+// file is never rotated, only appended to.
+func logOutput(v, outputOptions string, nspid int) (string, rootfs.Mode) {
+	switch {
+	case v == "stdout" || v == "stderr" || strings.HasPrefix(v, "#"):
+		return "", rootfs.Private
+	case strings.HasPrefix(v, "file="):
+		v = strings.TrimPrefix(v, "file=")
+	case strings.Contains(v, "="):
+		return "", rootfs.Private // another output type, which the JVM rejects
+	}
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	v = strings.ReplaceAll(v, "%p", strconv.Itoa(nspid))
+	for o := range strings.SplitSeq(outputOptions, ",") {
+		if strings.TrimSpace(o) == "filecount=0" {
+			return v, rootfs.Append
+		}
+	}
+	return v, rootfs.Private
+}
+
+// Writes are the files a command line has the JVM write, made safe before the line is sent
+// (Client.PrepareWrites). Close them after the command.
+type Writes struct {
+	// Notes say what was changed to make the paths safe ("/tmp/x.jfr was a symbolic link owned by uid
+	// 65534 ...; replaced it ..."), for people.
+	Notes []string
+
+	items []preparedWrite
+	lock  *os.File
+}
+
+type preparedWrite struct {
+	w write
+	p *rootfs.Prepared
+}
+
+// Close releases the handles and the lock; the files stay.
+func (ws *Writes) Close() {
+	if ws == nil {
+		return
+	}
+	for _, it := range ws.items {
+		it.p.Close()
+	}
+	ws.items = nil
+	if ws.lock != nil {
+		ws.lock.Close()
+		ws.lock = nil
+	}
+}
+
+// Paths are the files (or directories) the line has the JVM write, as the JVM sees them and from the
+// caller's side.
+func (ws *Writes) Paths() (jvm, host []string) {
+	if ws == nil {
+		return nil, nil
+	}
+	for _, it := range ws.items {
+		jvm = append(jvm, it.p.Path)
+		host = append(host, it.p.HostPath())
+	}
+	return jvm, host
+}
+
+// Check is called after the command returned successfully: every file made for the JVM must now be
+// at its name and, unless the JVM writes it later (JFR.start) or appends to it (VM.log), hold what the
+// JVM wrote. An error means the command's report of success cannot be trusted.
+func (ws *Writes) Check() error {
+	if ws == nil {
+		return nil
+	}
+	var errs []error
+	for _, it := range ws.items {
+		var err error
+		if it.w.deferred {
+			err = it.p.Still()
+		} else {
+			err = it.p.Written()
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RunWriting runs a command line that may write files the way gjcmd does: PrepareWrites, the line, and
+// Writes.Check when the JVM reports success. Output goes to w as it arrives. The notes of PrepareWrites
+// are returned also when the command fails.
+func (c *Client) RunWriting(ctx context.Context, w io.Writer, line string) ([]string, error) {
+	ws, err := c.PrepareWrites(ctx, line)
+	if err != nil {
+		return nil, err
+	}
+	defer ws.Close()
+	var notes []string
+	if ws != nil {
+		notes = ws.Notes
+	}
+	if err := c.VM.ExecuteTo(ctx, w, "jcmd", line); err != nil {
+		return notes, err
+	}
+	return notes, ws.Check()
+}
+
+// runWriting is RunWriting for the typed helpers: the output is returned.
+func (c *Client) runWriting(ctx context.Context, b *lineBuilder, checked bool) (string, []string, error) {
+	line, err := b.line()
+	if err != nil {
+		return "", nil, err
+	}
+	if checked {
+		if err := c.Check(ctx, line); err != nil {
+			return "", nil, err
+		}
+	}
+	var out strings.Builder
+	notes, err := c.RunWriting(ctx, &out, line)
+	if err != nil && !errors.Is(err, rootfs.ErrNotWritten) {
+		return out.String(), notes, err
+	}
+	if err != nil {
+		return out.String(), notes, fmt.Errorf("%w: %s", err, strings.TrimSpace(out.String()))
+	}
+	return out.String(), notes, nil
+}

@@ -1,0 +1,181 @@
+package jcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
+)
+
+// PrepareWrites finds the files that a diagnostic command line will have the JVM write (see
+// plannedWrites) and makes each safe in the JVM's world before the line is sent (rootfs.Prepare): every
+// directory on the way must be one that only root and the JVM's user can change, or a sticky one where
+// the entries on the way belong to them; at a name in a sticky directory that others can write in, such
+// as /tmp, a new empty file of the JVM's user replaces whatever is there (a symbolic link planted by
+// another user above all) unless the JVM creates the file exclusively. A path that cannot be made safe
+// is refused with an error wrapping attach.ErrPermission, and nothing is to be sent.
+//
+// A line that writes the JVM's perf map (Compiler.perfmap) also takes the JVM's map lock (LockMap),
+// held until Close.
+func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error) {
+	words, err := SplitLine(line)
+	if err != nil || len(words) == 0 {
+		return nil, nil // the JVM answers such a line itself, and writes nothing
+	}
+	name, args := words[0], words[1:]
+	if !mayWrite(name, args) {
+		return nil, nil
+	}
+	var cmd *Command
+	if len(args) > 0 {
+		if cmd, err = c.Describe(ctx, name); err != nil {
+			if errors.Is(err, ErrUnknownCommand) {
+				return nil, nil // the JVM refuses the line
+			}
+			return nil, err
+		}
+	}
+	feature, _ := c.Feature(ctx)
+	planned, err := plannedWrites(name, args, cmd, feature, c.Target().NSPID)
+	if err != nil || len(planned) == 0 {
+		return nil, err
+	}
+	ws := &Writes{}
+	if name == "Compiler.perfmap" {
+		if ws.lock, err = LockMap(ctx, c.Target()); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			// Without the lock a concurrent writer may make this run fail, never read a wrong map.
+			ws.Notes = append(ws.Notes, fmt.Sprintf("running without the map lock: %v", err))
+		}
+	}
+	pr := c.process(ctx)
+	for _, w := range planned {
+		mode := w.mode
+		if w.dirOK && mode == rootfs.Follow {
+			mode = rootfs.FollowOrDir
+		}
+		p, err := pr.Prepare(w.path, mode, w.perm)
+		if err != nil {
+			ws.Close()
+			return nil, c.prepareErr(name, w, err)
+		}
+		ws.items = append(ws.items, preparedWrite{w: w, p: p})
+		if p.Note != "" {
+			ws.Notes = append(ws.Notes, p.Note)
+		}
+	}
+	return ws, nil
+}
+
+// prepareErr explains a path that cannot be prepared.
+func (c *Client) prepareErr(cmd string, w write, err error) error {
+	what := "the file"
+	if w.option != "" {
+		what = w.option
+	}
+	if errors.Is(err, rootfs.ErrUnsafe) {
+		return fmt.Errorf("%w: %s: not asking JVM %d (uid %d) to write %s %s: %w", attach.ErrPermission, cmd, c.Target().PID, c.Target().UID, what, w.path, err)
+	}
+	return fmt.Errorf("jcmd: %s: prepare %s %s: %w", cmd, what, w.path, err)
+}
+
+// process is the JVM as rootfs sees it.
+func (c *Client) process(ctx context.Context) *rootfs.Process {
+	t := c.Target()
+	cwd, _ := JVMCwd(ctx, t) // "" when the JVM's working directory has no path: shown by its /proc link then
+	return rootfs.NewProcess(t.PID, t.UID, t.GID, cwd)
+}
+
+// mapLockWait bounds the wait for another writer of the same JVM's map.
+const mapLockWait = 60 * time.Second
+
+// LockMap takes the lock that serialises the writers of JVM t's perf map: a flock on
+// /tmp/.perf-<nspid>.map.lock in the JVM's /tmp (created safely, owned by the JVM's user, mode 0600;
+// see rootfs.Lock), waiting up to a minute for another writer. Close the file to release it; the death
+// of the process releases it too.
+//
+// gjmaps holds it while it builds and places a JVM's map, and gjcmd while the JVM runs
+// Compiler.perfmap: the JVM writes its map in place (JDK 17 to 21 always at /tmp/perf-<nspid>.map), so
+// two such writes at once would leave each reader half of the other's map.
+func LockMap(ctx context.Context, t *attach.Target) (*os.File, error) {
+	dfd, err := openInRoot(t, "/tmp", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dfd)
+	ctx, cancel := context.WithTimeout(ctx, mapLockWait)
+	defer cancel()
+	f, err := rootfs.Lock(ctx, dfd, HostPath(t, "/tmp"), ".perf-"+strconv.Itoa(t.NSPID)+".map.lock", t.UID, t.GID)
+	if err != nil {
+		return nil, fmt.Errorf("jcmd: JVM %d: %w", t.PID, err)
+	}
+	return f, nil
+}
+
+// PerfMapData has the JVM write its perf map (Compiler.perfmap, JDK 17 and later) into a new file made
+// for it and returns what the JVM wrote, read back from that very file, complete (every line ended)
+// and unchanged while it was read: never a file someone else put at the name, never a map of an earlier
+// run. From JDK 22 the file is /tmp/.jvmkit-perfmap-<random>.map in the JVM's /tmp, removed afterwards;
+// before, the JVM writes only /tmp/perf-<nspid>.map, where a new file of the JVM's user replaces
+// whatever was there (so that a JVM that does not run as root can write it, and a link planted there
+// is never followed); it is removed afterwards when nothing was there before, and otherwise left
+// holding the JVM's map.
+//
+// The caller holds LockMap. A JVM that cannot write the file says so only in its own log (JDK 17 to 21
+// report success anyway); PerfMapData then fails with an error wrapping rootfs.ErrNotWritten's text.
+func (c *Client) PerfMapData(ctx context.Context) ([]byte, *File, error) {
+	t := c.Target()
+	feature, err := c.Feature(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if feature < 17 {
+		return nil, nil, fmt.Errorf("JDK %d has no Compiler.perfmap (added in JDK 17): %w", feature, ErrUnknownCommand)
+	}
+	path, line := "/tmp/perf-"+strconv.Itoa(t.NSPID)+".map", "Compiler.perfmap"
+	if feature >= 22 {
+		path = "/tmp/.jvmkit-perfmap-" + rootfs.RandomHex(8) + ".map"
+		line += " " + path
+	}
+	w := write{path: path, mode: rootfs.Fresh, perm: 0o644}
+	p, err := c.process(ctx).Prepare(path, rootfs.Fresh, 0o644)
+	if err != nil {
+		return nil, nil, c.prepareErr("Compiler.perfmap", w, err)
+	}
+	defer p.Close()
+	f := &File{Path: p.Path, HostPath: p.HostPath()}
+	if p.Note != "" {
+		f.Notes = append(f.Notes, p.Note)
+	}
+	remove := func() {
+		if !p.Replaced || feature >= 22 {
+			p.Remove()
+		}
+	}
+	f.Output, err = c.Run(ctx, line)
+	if err == nil {
+		err = p.Written()
+		if errors.Is(err, rootfs.ErrNotWritten) {
+			err = fmt.Errorf("jcmd: Compiler.perfmap: JVM %d (JDK %d) reported success but did not write its map: %w; its own log (stdout) says why", t.PID, feature, err)
+		}
+	}
+	if err != nil {
+		remove()
+		return nil, f, err
+	}
+	data, err := rootfs.ReadStable(p.File())
+	remove()
+	if err != nil {
+		return nil, f, fmt.Errorf("jcmd: Compiler.perfmap: read %s: %w", f.HostPath, err)
+	}
+	return data, f, nil
+}
