@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,6 +66,8 @@ type AppOptions struct {
 	// JVMArgs come before the application's own options: -XX:+UseParallelGC, -XX:+DTraceAllocProbes,
 	// -Xlog:gc*:file=... (the default heap is -Xmx256m unless JVMArgs set -Xmx).
 	JVMArgs []string
+	// GCLog makes the JVM log its collections with -Xlog:gc* to App.GCLog, decorated as [ParseGCLog] reads.
+	GCLog bool
 }
 
 // LoadOptions describe a bounded run of the application's load generator.
@@ -91,6 +94,7 @@ type App struct {
 	UID   int    // the JVM's uid and gid (0 unless the application runs as its own user)
 	GID   int
 	Token string // served by the HTTP applications' index.jsp: proves that the server on Port is this one
+	GCLog string // with AppOptions.GCLog: the -Xlog:gc* file
 
 	jdbcURL string
 }
@@ -113,6 +117,7 @@ type Load struct {
 	done    chan struct{}
 	waitErr error
 	once    sync.Once
+	stopped atomic.Bool
 }
 
 // wrkScript rotates wrk's requests over the application's pages: mostly the page with work in it, at two

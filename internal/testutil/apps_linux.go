@@ -41,6 +41,9 @@ func StartApp(t testing.TB, kind AppKind, jdk JDK, opts AppOptions) *App {
 	// Registered before the JVM's cleanup, so it runs after the JVM is gone.
 	t.Cleanup(func() { _ = os.RemoveAll(a.Base) })
 	a.Tmp = filepath.Join(a.Base, "tmp")
+	if err := os.Mkdir(a.Tmp, 0o755); err != nil {
+		t.Fatalf("start %s: %v", kind, err)
+	}
 	a.Port = freePort(t)
 
 	jvm := JVMOptions{Dir: a.Base}
@@ -49,6 +52,10 @@ func StartApp(t testing.TB, kind AppKind, jdk JDK, opts AppOptions) *App {
 		jvm.JVMArgs = append(jvm.JVMArgs, "-Xmx256m")
 	}
 	jvm.JVMArgs = append(jvm.JVMArgs, "-Djava.io.tmpdir="+a.Tmp, "-D"+appTokenKey+"="+a.Token)
+	if opts.GCLog {
+		a.GCLog = filepath.Join(a.Tmp, "gc.log")
+		jvm.JVMArgs = append(jvm.JVMArgs, "-Xlog:gc*:file="+a.GCLog+":"+GCLogDecorations)
+	}
 	var err error
 	switch kind {
 	case Jetty:
@@ -101,9 +108,6 @@ func (a *App) setUpJetty(jvm *JVMOptions) error {
 	if err := a.copyWebApp(filepath.Join(a.Base, "webapps", "root")); err != nil {
 		return err
 	}
-	if err := os.Mkdir(a.Tmp, 0o755); err != nil {
-		return err
-	}
 	// start.jar runs Jetty in this JVM (no --exec: a forked JVM would not be the one the test watches);
 	// jetty.base is the instance's directory, so no start.ini or configuration of the system's is read.
 	jvm.ClassPath = filepath.Join(jettyHome, "start.jar")
@@ -152,7 +156,7 @@ func (a *App) setUpTomcat(jvm *JVMOptions) error {
 	if err := a.copyWebApp(filepath.Join(a.Base, "webapps", "ROOT")); err != nil {
 		return err
 	}
-	for _, d := range []string{"conf", "logs", "work", "tmp"} {
+	for _, d := range []string{"conf", "logs", "work"} {
 		if err := os.MkdirAll(filepath.Join(a.Base, d), 0o755); err != nil {
 			return err
 		}
@@ -191,10 +195,8 @@ func (a *App) setUpTomcat(jvm *JVMOptions) error {
 }
 
 func (a *App) setUpH2(jvm *JVMOptions) error {
-	for _, d := range []string{"db", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(a.Base, d), 0o755); err != nil {
-			return err
-		}
+	if err := os.Mkdir(filepath.Join(a.Base, "db"), 0o755); err != nil {
+		return err
 	}
 	// h2.bindAddress keeps the server on loopback (it binds every address otherwise, refusing remote
 	// clients only after accepting them). -ifNotExists lets the client create its database in baseDir.
@@ -350,8 +352,8 @@ func (a *App) StartLoad(t testing.TB, opts LoadOptions) *Load {
 	return l
 }
 
-// Wait waits for the load run to end and returns what it did. It fails the test if the generator failed
-// or did not end within a minute of its duration.
+// Wait waits for the load run to end, by itself or by [Load.Stop], and returns what it did. It fails the
+// test if the generator failed or did not end within five minutes.
 func (l *Load) Wait(t testing.TB) LoadResult {
 	t.Helper()
 	select {
@@ -360,25 +362,28 @@ func (l *Load) Wait(t testing.TB) LoadResult {
 		l.Stop()
 		t.Fatalf("load generator for %s did not end", l.kind)
 	}
+	// Stopped early, the generators exit by the signal, after their report.
+	failed := l.waitErr != nil && !l.stopped.Load()
 	if l.jvm != nil {
 		r, err := parseH2Load(l.jvm.Stdout() + l.jvm.Stderr())
-		if err != nil || l.waitErr != nil {
+		if err != nil || failed {
 			t.Fatalf("JDBC client: %v, %v\nstdout:\n%s\nstderr:\n%s", l.waitErr, err, l.jvm.Stdout(), l.jvm.Stderr())
 		}
 		return r
 	}
 	untrack(l)
 	r, err := parseWrk(l.out.String())
-	if err != nil || l.waitErr != nil {
+	if err != nil || failed {
 		t.Fatalf("wrk: %v, %v\n%s", l.waitErr, err, l.out.String())
 	}
 	return r
 }
 
-// Stop ends the load run early (wrk by SIGINT, after which it prints its report; the JDBC client by
-// stopping its JVM). It is idempotent and is also a cleanup of StartLoad.
+// Stop ends the load run early (wrk by SIGINT, the JDBC client by SIGTERM; both print their report on
+// the way out, which [Load.Wait] then reads). It is idempotent and is also a cleanup of StartLoad.
 func (l *Load) Stop() {
 	l.once.Do(func() {
+		l.stopped.Store(true)
 		if l.jvm != nil {
 			l.jvm.Stop()
 			return

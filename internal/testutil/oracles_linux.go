@@ -1,0 +1,226 @@
+package testutil
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lightJVM are the options of the JDK's tools' own JVMs: they run for a second or two on a shared two-core
+// machine, where C2 and parallel GC threads only cost.
+var lightJVM = []string{"-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC"}
+
+// Tool runs a tool of the JVM's own JDK (jcmd, jfr, jhsdb, ...) with args, as the JVM's user when it runs
+// as another one (setpriv: HotSpot's attach listener answers only its own euid, and root), and returns its
+// stdout. The test fails if the tool fails or runs longer than timeout.
+func (j *JVM) Tool(t testing.TB, timeout time.Duration, tool string, args ...string) string {
+	t.Helper()
+	if j.opts.UID != 0 || j.opts.GID != 0 {
+		MustHaveTool(t, "setpriv")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := j.toolCommand(ctx, tool, args...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %q: %v\nstdout:\n%s\nstderr:\n%s", tool, args, err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+func (j *JVM) toolCommand(ctx context.Context, tool string, args ...string) *exec.Cmd {
+	argv := []string{j.JDK.Bin(tool)}
+	argv = append(argv, lightJVM...)
+	argv = append(argv, args...)
+	if j.opts.UID != 0 || j.opts.GID != 0 {
+		argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", j.opts.UID),
+			fmt.Sprintf("--regid=%d", j.opts.GID), "--clear-groups"}, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = javaEnv(nil)
+	cmd.Dir = j.Dir
+	return cmd
+}
+
+// Jcmd runs the JDK's own jcmd against the JVM, e.g. j.Jcmd(t, "GC.run"), and returns its output.
+func (j *JVM) Jcmd(t testing.TB, args ...string) string {
+	t.Helper()
+	return j.Tool(t, 2*time.Minute, "jcmd", append([]string{strconv.Itoa(j.PID)}, args...)...)
+}
+
+// JFR is a flight recording started by [JVM.StartJFR].
+type JFR struct {
+	jvm     *JVM
+	name    string
+	path    string
+	stopped atomic.Bool
+}
+
+var jfrSeq atomic.Int64
+
+// StartJFR starts a flight recording in the JVM with the JDK's jcmd (JFR.start), to be written to path,
+// which the JVM's user must be able to create (for an [App]: under its Tmp). options are further JFR.start
+// options, such as "settings=profile". A cleanup stops the recording if the test does not.
+func (j *JVM) StartJFR(t testing.TB, path string, options ...string) *JFR {
+	t.Helper()
+	r := &JFR{jvm: j, name: fmt.Sprintf("jvmkit-test-%d", jfrSeq.Add(1)), path: path}
+	args := append([]string{"JFR.start", "name=" + r.name, "filename=" + path}, options...)
+	if out := j.Jcmd(t, args...); !strings.Contains(out, "Started recording") {
+		t.Fatalf("JFR.start: %s", out)
+	}
+	t.Cleanup(func() {
+		if !r.stopped.Load() && j.Alive() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_ = j.toolCommand(ctx, "jcmd", strconv.Itoa(j.PID), "JFR.stop", "name="+r.name).Run()
+		}
+	})
+	return r
+}
+
+// Stop ends the recording (JFR.stop, which writes the file) and returns the file's path.
+func (r *JFR) Stop(t testing.TB) string {
+	t.Helper()
+	if out := r.jvm.Jcmd(t, "JFR.stop", "name="+r.name); !strings.Contains(out, "Stopped recording") {
+		t.Fatalf("JFR.stop: %s", out)
+	}
+	r.stopped.Store(true)
+	return r.path
+}
+
+// ReadJFR prints the recording at path with jdk's `jfr print --json`, only the given event types, with
+// stacks cut to stackDepth frames (0: jfr's default, 5), and returns the events.
+func ReadJFR(t testing.TB, jdk JDK, path string, stackDepth int, events ...string) []JFREvent {
+	t.Helper()
+	args := []string{"print", "--json"}
+	if stackDepth > 0 {
+		args = append(args, "--stack-depth", strconv.Itoa(stackDepth))
+	}
+	if len(events) > 0 {
+		args = append(args, "--events", strings.Join(events, ","))
+	}
+	args = append(args, path)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, jdk.Bin("jfr"), append(slices.Clone(lightJVM), args...)...)
+	cmd.Env = javaEnv(nil)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("jfr %q: %v\n%s", args, err, stderr.String())
+	}
+	evs, err := ParseJFRJSON(out)
+	if err != nil {
+		t.Fatalf("jfr %q: %v", args, err)
+	}
+	return evs
+}
+
+// Bpftrace is a bpftrace program started by [StartBpftrace].
+type Bpftrace struct {
+	cmd    *exec.Cmd
+	stdout SyncBuffer
+	stderr SyncBuffer
+	done   chan struct{}
+	err    error
+}
+
+// StartBpftrace runs `bpftrace -f json [args] -e program` and waits until it has attached its probes. The
+// program should end itself (interval:s:N { exit(); }); a cleanup stops it (SIGINT, which makes bpftrace
+// print its maps) if it still runs when the test ends.
+func StartBpftrace(t testing.TB, program string, args ...string) *Bpftrace {
+	t.Helper()
+	MustHaveRoot(t)
+	bin := MustHaveTool(t, "bpftrace")
+	argv := append([]string{"-f", "json"}, args...)
+	argv = append(argv, "-e", program)
+	b := &Bpftrace{done: make(chan struct{})}
+	b.cmd = exec.Command(bin, argv...)
+	b.cmd.Stdout, b.cmd.Stderr = &b.stdout, &b.stderr
+	b.cmd.SysProcAttr = &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}
+	b.cmd.WaitDelay = 5 * time.Second
+	if err := b.cmd.Start(); err != nil {
+		t.Fatalf("start bpftrace: %v", err)
+	}
+	go func() {
+		b.err = b.cmd.Wait()
+		close(b.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-b.done:
+		default:
+			_ = b.cmd.Process.Signal(unix.SIGINT)
+			select {
+			case <-b.done:
+			case <-time.After(10 * time.Second):
+				_ = b.cmd.Process.Kill()
+				<-b.done
+			}
+		}
+	})
+	deadline := time.NewTimer(time.Minute)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(b.stdout.String(), `"attached_probes"`) {
+		select {
+		case <-b.done:
+			t.Fatalf("bpftrace exited before attaching: %v\n%s\n%s", b.err, b.stdout.String(), b.stderr.String())
+		case <-deadline.C:
+			t.Fatalf("bpftrace did not attach within a minute\n%s\n%s", b.stdout.String(), b.stderr.String())
+		case <-tick.C:
+		}
+	}
+	return b
+}
+
+// Wait waits up to timeout for the program to end and returns its maps as printed at exit: map name
+// ("@count") -> key -> value. Maps without keys have the key "".
+func (b *Bpftrace) Wait(t testing.TB, timeout time.Duration) map[string]map[string]int64 {
+	t.Helper()
+	select {
+	case <-b.done:
+	case <-time.After(timeout):
+		_ = b.cmd.Process.Signal(unix.SIGINT)
+		<-b.done
+		t.Fatalf("bpftrace did not end within %v\n%s", timeout, b.stderr.String())
+	}
+	if b.err != nil {
+		t.Fatalf("bpftrace: %v\n%s\n%s", b.err, b.stdout.String(), b.stderr.String())
+	}
+	maps, err := ParseBpftraceMaps([]byte(b.stdout.String()))
+	if err != nil {
+		t.Fatalf("bpftrace: %v", err)
+	}
+	return maps
+}
+
+// LibJVM returns the path of the libjvm.so the JVM runs, as the host sees it (for probes: bpftrace's usdt
+// and uprobe targets).
+func (j *JVM) LibJVM(t testing.TB) string {
+	t.Helper()
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", j.PID))
+	if err != nil {
+		t.Fatalf("read maps of %s: %v", j, err)
+	}
+	for line := range strings.Lines(string(maps)) {
+		fields := strings.Fields(line)
+		if len(fields) >= 6 && strings.HasSuffix(fields[5], "/libjvm.so") {
+			return fmt.Sprintf("/proc/%d/root%s", j.PID, fields[5])
+		}
+	}
+	t.Fatalf("%s has no libjvm.so mapped", j)
+	return ""
+}
