@@ -240,7 +240,20 @@ func TestProfileJVMExits(t *testing.T) {
 		defer close(done)
 		code, _, stderr = jvmkit("profile", "-F", "199", "-d", "60s", "--format", "json", "-o", out, strconv.Itoa(jvm.PID))
 	}()
-	time.Sleep(1500 * time.Millisecond)
+	// Kill it once jvmkit samples it (its perf events are open in this process) and the JVM has since
+	// run for a second of CPU time: on a loaded machine that can take much longer than a second.
+	deadline := time.Now().Add(time.Minute)
+	for !perfEventsOpen(t) {
+		if time.Now().After(deadline) {
+			t.Fatal("jvmkit opened no perf events in a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for c0 := cpuTicks(t, jvm.PID); cpuTicks(t, jvm.PID)-c0 < 100; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the JVM got no second of CPU time in a minute")
+		}
+	}
 	if err := unix.Kill(jvm.PID, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +278,37 @@ func TestProfileJVMExits(t *testing.T) {
 		t.Fatalf("profile: %v, %d samples: %s", err, p.Data.Samples, data)
 	}
 	t.Logf("%d samples written after the JVM exited; %s", p.Data.Samples, strings.TrimSpace(stderr))
+}
+
+// perfEventsOpen reports whether this process has perf events open.
+func perfEventsOpen(t *testing.T) bool {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == "anon_inode:[perf_event]" {
+			return true
+		}
+	}
+	return false
+}
+
+// cpuTicks is the CPU time process pid used, in clock ticks (utime + stime of /proc/<pid>/stat; 100
+// per second).
+func cpuTicks(t *testing.T, pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		t.Fatalf("stat: %q", s)
+	}
+	u, _ := strconv.Atoi(f[11])
+	k, _ := strconv.Atoi(f[12])
+	return u + k
 }
 
 // TestProfileThreadChurn profiles a JVM that starts and ends short-lived busy threads all the time:

@@ -245,3 +245,90 @@ func TestSyscallsUnderTheirMethod(t *testing.T) {
 		}
 	})
 }
+
+// TestWholeJVMReachesRoot samples every thread of the Demo workload (Java threads, and the JIT
+// compiler, GC and VM threads, which run no Java code) and requires 99.5% of all samples to be walked
+// to their thread's root: the first Java frame, or for threads without Java frames the thread's start
+// (clone3 or _start, whose call frame information ends the stack). On JDK 21 the GC and VM threads
+// ended in [no-java-frames] (issue 17).
+func TestWholeJVMReachesRoot(t *testing.T) {
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		_, w := liveJVM(t, jdk, "Demo", []string{"-Xmx64m"})
+		reasons := map[Reason]int{}
+		var n, complete, native, nativeComplete int
+		var shown []string
+		for deadline := time.Now().Add(time.Minute); n < 1500 && time.Now().Before(deadline); {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			err := w.Profile(ctx, SamplerOptions{Frequency: 499}, func(_ *Sample, st *Stack) {
+				n++
+				java := len(st.Java()) > 0
+				if !java {
+					native++
+				}
+				if st.Complete {
+					complete++
+					if !java {
+						nativeComplete++
+					}
+					return
+				}
+				reasons[st.Reason]++
+				if len(shown) < 8 {
+					shown = append(shown, frameNames(st.Frames))
+				}
+			})
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n < 500 {
+			t.Fatalf("only %d samples", n)
+		}
+		share := 100 * float64(complete) / float64(n)
+		t.Logf("%s: %d/%d samples (%.2f%%) reached the thread root, %d/%d of those without Java frames; broken: %v",
+			jdk.Name(), complete, n, share, nativeComplete, native, reasons)
+		if share < 99.5 {
+			for _, s := range shown {
+				t.Logf("broken: %s", s)
+			}
+			t.Errorf("%.2f%% of samples reached the root, want >= 99.5%%", share)
+		}
+	})
+}
+
+// TestVDSONamed profiles a thread that calls System.nanoTime in a loop: samples in clock_gettime run
+// in the vDSO, which no file backs; its frames must be named from the vDSO image in the process's
+// memory, and the stack must go on through them to the Java caller.
+func TestVDSONamed(t *testing.T) {
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		_, w := liveJVM(t, jdk, "Syscalls", nil)
+		var vdso, named, complete int
+		names := map[string]int{}
+		for deadline := time.Now().Add(time.Minute); vdso < 100 && time.Now().Before(deadline); {
+			for _, st := range profile(t, w, 2*time.Second, 499, "jvmkit-clock") {
+				for _, f := range st.Frames {
+					if f.Type != Native || f.Module != "[vdso]" {
+						continue
+					}
+					vdso++
+					names[f.Name]++
+					if !strings.HasPrefix(f.Name, "[") {
+						named++
+					}
+					if st.Complete {
+						complete++
+					}
+					break
+				}
+			}
+		}
+		t.Logf("%s: %d samples in the vDSO, %d named (%v), %d complete", jdk.Name(), vdso, named, names, complete)
+		if vdso < 20 {
+			t.Fatalf("only %d samples in the vDSO", vdso)
+		}
+		if named != vdso || complete*100 < vdso*99 {
+			t.Errorf("%d of %d vDSO samples named, %d complete", named, vdso, complete)
+		}
+	})
+}

@@ -769,19 +769,42 @@ func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (n
 		return 0, 0, 0, ReasonNone
 	}
 	if b.FrameSize > 0 && (!top || b.FrameComplete < 0 || pc-b.Start >= uint64(b.FrameComplete)) {
-		if top {
-			if npc, nsp, nfp, ok := st.epilogue(pc, sp, fp); ok {
-				return npc, nsp, nfp, ReasonNone
-			}
+		if !top {
+			return st.fixedFrame(sp, uint64(b.FrameSize))
 		}
-		return st.fixedFrame(sp, uint64(b.FrameSize))
+		if npc, nsp, nfp, ok := st.epilogue(pc, sp, fp); ok {
+			return npc, nsp, nfp, ReasonNone
+		}
+		npc, nsp, nfp, r = st.fixedFrame(sp, uint64(b.FrameSize))
+		// Most runtime stubs never say where their frame is complete: a pc may be in the prologue or
+		// epilogue, where the frame is not all there. They are called directly, so a return address
+		// that follows a call into the stub is theirs; else the search below finds it.
+		if b.Kind != vmstructs.KindRuntimeStub || b.FrameComplete >= 0 || r == ReasonNone && st.callsInto(npc, b, pc) {
+			return npc, nsp, nfp, r
+		}
 	}
-	// A frameless stub (StubRoutines, vtable and itable stubs, adapters), or a stub's prologue. Each
-	// candidate must lead back into code.
+	// A frameless stub (StubRoutines, vtable and itable stubs, adapters, C1's register-pushing stubs),
+	// or a stub's prologue or epilogue. The first word above sp that returns from a direct call into
+	// this blob is the return address (the words below it are what the stub pushed); failing that, the
+	// stub's shape is guessed, and each guess must lead back into code.
+	word := func(a uint64) uint64 { v, _ := st.mem.u64(a); return v }
+	for k := uint64(0); k < maxStubScan; k++ {
+		slot := sp + k*wordSize
+		ra, err := st.mem.u64(slot)
+		if err != nil {
+			break
+		}
+		if st.callsInto(ra, b, pc) {
+			nfp := fp
+			if k > 0 && fp == slot-wordSize {
+				nfp = word(fp) // the stub ran "enter"
+			}
+			return ra, slot + wordSize, nfp, ReasonNone
+		}
+	}
 	code := st.code(pc, 8)
 	type cand struct{ pc, sp, fp uint64 }
 	var cands []cand
-	word := func(a uint64) uint64 { v, _ := st.mem.u64(a); return v }
 	switch {
 	case isMovRBPRSP(code):
 		cands = append(cands, cand{word(sp + wordSize), sp + 2*wordSize, word(sp)})
@@ -793,6 +816,11 @@ func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (n
 	}
 	if fp >= sp && fp-sp < 1<<16 && fp%wordSize == 0 {
 		// The stub ran "enter" ("push rbp; mov rbp, rsp": fp is sp until it pushes more).
+		if word(fp+wordSize) == ^uint64(0) {
+			// JDK 21+'s nmethod entry barrier stub pushes a cookie (-1, the slot for a new sp when it
+			// deoptimizes) before "enter": the return address is above it.
+			cands = append(cands, cand{word(fp + 2*wordSize), fp + 3*wordSize, word(fp)})
+		}
 		cands = append(cands, cand{word(fp + wordSize), fp + 2*wordSize, word(fp)})
 	}
 	cands = append(cands, cand{word(sp), sp + wordSize, fp})
@@ -802,6 +830,20 @@ func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (n
 		}
 	}
 	return 0, 0, 0, ReasonBadReturn
+}
+
+// maxStubScan bounds the words above a stub's sp searched for its return address: C1's stubs that
+// save every register push 1,152 bytes.
+const maxStubScan = 160
+
+// callsInto reports whether ra is a return address of a direct call ("call rel32") into blob b at or
+// before pc: into the stub that runs at pc (a blob of StubRoutines holds many stubs).
+func (st *walkState) callsInto(ra uint64, b *vmstructs.CodeBlob, pc uint64) bool {
+	if ra < 5 || !st.w.cc.Contains(ra) && !st.plausibleText(ra) {
+		return false
+	}
+	target, ok := directCallTarget(st.code(ra-5, 5), ra)
+	return ok && target >= b.Start && target <= pc
 }
 
 func stubName(b *vmstructs.CodeBlob) string {

@@ -117,3 +117,13 @@ func prologueState(code []byte) (pushed, built, saved bool) {
 	}
 	return pushed, built, saved
 }
+
+// directCallTarget decodes the 5 bytes before a return address ra as "call rel32" and returns the
+// call's target.
+func directCallTarget(code []byte, ra uint64) (uint64, bool) {
+	if len(code) != 5 || code[0] != 0xe8 {
+		return 0, false
+	}
+	rel := int32(uint32(code[1]) | uint32(code[2])<<8 | uint32(code[3])<<16 | uint32(code[4])<<24)
+	return ra + uint64(int64(rel)), true
+}

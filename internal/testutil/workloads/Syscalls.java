@@ -8,7 +8,8 @@ import java.util.concurrent.locks.LockSupport;
  * of their own: {@code File.length} (stat), {@code FileOutputStream.write} (write) and
  * {@code LockSupport.parkNanos} (futex). A profiler that names the Java native method above each system
  * call can be checked against the kernel's own frames: stat only under UnixFileSystem.getLength, write only
- * under FileOutputStream.writeBytes, futex only under Unsafe.park.
+ * under FileOutputStream.writeBytes, futex only under Unsafe.park. A second thread, "jvmkit-clock", reads
+ * System.nanoTime in a loop: clock_gettime, which runs in the vDSO.
  *
  * <p>Arguments: the directory for its scratch file (default: the working directory). It prints "ready"
  * once the thread runs, and runs until it is killed.
@@ -23,11 +24,24 @@ public class Syscalls {
         Thread t = new Thread(() -> loop(f), "jvmkit-sys");
         t.setDaemon(true);
         t.start();
+        Thread clock = new Thread(Syscalls::clock, "jvmkit-clock");
+        clock.setDaemon(true);
+        clock.start();
         Thread.sleep(300);
         System.out.println("ready");
         System.out.flush();
         while (true) {
             Thread.sleep(1000);
+        }
+    }
+
+    static void clock() {
+        long x = 0;
+        while (true) {
+            x += System.nanoTime();
+            if ((x & 0xfff) == 0) {
+                sink += x;
+            }
         }
     }
 
