@@ -49,14 +49,14 @@ type ring struct {
 }
 
 const (
-	ringPages   = 64 // data pages per thread
+	ringPages = 64 // data pages per thread
 	// defaultStackBytes covers Java stacks whole (Jetty's request threads under load: 99.9% within
 	// 16 KiB, all within 32 KiB): frames beyond the copy are read live, and are the sample's only
 	// while the thread has not returned from them. Deep native stacks (C2 compiling) can need more.
 	defaultStackBytes = 32 << 10
-	maxStack    = 65528
-	regsMask    = 1<<0 | 1<<1 | 1<<6 | 1<<7 | 1<<8 | 1<<21 // AX, BX, BP, SP, IP, R13 (asm/perf_regs.h)
-	sampleTypes = unix.PERF_SAMPLE_IP | unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_CALLCHAIN |
+	maxStack          = 65528
+	regsMask          = 1<<0 | 1<<1 | 1<<6 | 1<<7 | 1<<8 | 1<<21 // AX, BX, BP, SP, IP, R13 (asm/perf_regs.h)
+	sampleTypes       = unix.PERF_SAMPLE_IP | unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_CALLCHAIN |
 		unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER
 	contextMax = ^uint64(4095) // PERF_CONTEXT_MAX: callchain entries at or above it are context markers
 )
