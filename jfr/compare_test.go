@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // Comparing our JSON lines with the JDK's `jfr print --json`: values, not text (the JDK indents,
@@ -181,35 +183,45 @@ func gunzipFile(t testing.TB, path string) []byte {
 	return b
 }
 
-// TestGolden: a small JDK 17 recording (testdata/small.jfc settings on the Leak workload, dumped
-// with path-to-gc-roots=true) printed as JDK 25's `jfr print --json --stack-depth 100000` prints it.
-// Live tests make fresh recordings of every kind on every JDK; this one runs without a JDK.
+// TestGolden: two small JDK 17 recordings (see testdata/README.md) printed as JDK 25's
+// `jfr print --json --stack-depth 100000` prints them. Live tests make fresh recordings of every kind
+// on every JDK; these run without a JDK.
 func TestGolden(t *testing.T) {
-	data := gunzipFile(t, filepath.Join("testdata", "small17.jfr.gz"))
-	r, err := Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	w := r.NewJSONWriter(&b, JSONOptions{})
-	for e, err := range r.Events(EventOptions{Ordered: true}) {
+	for _, name := range []string{"small17", "demo17"} {
+		data := gunzipFile(t, filepath.Join("testdata", name+".jfr.gz"))
+		r, err := Parse(data)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Write(e)
-	}
-	w.Flush()
-	want := jdkEvents(t, bytes.NewReader(gunzipFile(t, filepath.Join("testdata", "small17.jdk25.json.gz"))))
-	types := compareEvents(t, want, ourEvents(t, &b), jdkCompat{})
-	if types["jdk.OldObjectSample"] == 0 {
-		t.Errorf("no Old Object Samples compared: %v", types)
-	}
-	groups, n, err := Leaks(r)
-	if err != nil || n == 0 || len(groups) == 0 {
-		t.Fatalf("leaks: %d samples, %d groups, %v", n, len(groups), err)
-	}
-	if g := groups[0]; g.Root == nil || !strings.Contains(chainKey(&g.Samples[0]), "LEAK") {
-		t.Errorf("first group is not the Leak workload's: %+v", g.Chain)
+		var b bytes.Buffer
+		w := r.NewJSONWriter(&b, JSONOptions{})
+		for e, err := range r.Events(EventOptions{Ordered: true}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(e)
+		}
+		w.Flush()
+		want := jdkEvents(t, bytes.NewReader(gunzipFile(t, filepath.Join("testdata", name+".jdk25.json.gz"))))
+		types := compareEvents(t, want, ourEvents(t, &b), jdkCompat{})
+		switch name {
+		case "small17":
+			if types["jdk.OldObjectSample"] == 0 {
+				t.Errorf("no Old Object Samples compared: %v", types)
+			}
+			groups, n, err := Leaks(r)
+			if err != nil || n == 0 || len(groups) == 0 {
+				t.Fatalf("leaks: %d samples, %d groups, %v", n, len(groups), err)
+			}
+			if g := groups[0]; g.Root == nil || !strings.Contains(chainKey(&g.Samples[0]), "LEAK") {
+				t.Errorf("first group is not the Leak workload's: %+v", g.Chain)
+			}
+		case "demo17":
+			if types["jdk.ExecutionSample"] == 0 || types["jdk.ObjectAllocationSample"] == 0 {
+				t.Errorf("no samples compared: %v", types)
+			}
+			checkFlame(t, r, want)
+		}
 	}
 }
 
@@ -266,4 +278,80 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		readAll(t, data)
 	})
+}
+
+// checkFlame: the CPU flame graph has every ExecutionSample of the JDK's output, each stack with its
+// count, and nothing else.
+func checkFlame(t *testing.T, r *Recording, want []any) {
+	t.Helper()
+	expect := map[string]int64{}
+	for _, e := range want {
+		m := e.(map[string]any)
+		if m["type"] != "jdk.ExecutionSample" {
+			continue
+		}
+		v := m["values"].(map[string]any)
+		frames := []string{jsonThreadName(v["sampledThread"])}
+		if st, ok := v["stackTrace"].(map[string]any); !ok {
+			frames = append(frames, FrameNoStack)
+		} else {
+			if st["truncated"] == true {
+				frames = append(frames, FrameTruncated)
+			}
+			fs := st["frames"].([]any)
+			for i := len(fs) - 1; i >= 0; i-- {
+				frames = append(frames, jsonFrameLabel(fs[i].(map[string]any)))
+			}
+		}
+		expect[strings.Join(frames, ";")]++
+	}
+	f, st, err := Flame(r, FlameOptions{Kind: FlameCPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotStacks := map[string]int64{}
+	for _, s := range f.Stacks {
+		gotStacks[strings.Join(s.Frames, ";")] = s.Count
+	}
+	if diff := cmp.Diff(expect, gotStacks); diff != "" {
+		t.Errorf("cpu flame stacks (-from jfr print +ours):\n%s", diff)
+	}
+	if len(expect) == 0 || st.Events["jdk.ExecutionSample"] == 0 {
+		t.Errorf("no execution samples: %+v", st)
+	}
+}
+
+func jsonThreadName(v any) string {
+	m, _ := v.(map[string]any)
+	if n, _ := m["javaName"].(string); n != "" {
+		return n
+	}
+	if n, _ := m["osName"].(string); n != "" {
+		return n
+	}
+	return "[unknown thread]"
+}
+
+// jsonFrameLabel names a frame of the JDK's JSON by the rule of Frame.Label, from the JDK's values.
+func jsonFrameLabel(f map[string]any) string {
+	m, _ := f["method"].(map[string]any)
+	name := "[unknown]"
+	if m != nil {
+		cls := ""
+		if ty, ok := m["type"].(map[string]any); ok {
+			n, _ := ty["name"].(string)
+			cls = ClassName(n)
+		}
+		name, _ = m["name"].(string)
+		if cls != "" {
+			name = cls + "." + name
+		}
+	}
+	switch ty, _ := f["type"].(string); {
+	case ty == "Inlined":
+		return name + "_[i]"
+	case strings.Contains(ty, "compiled"):
+		return name + "_[j]"
+	}
+	return name
 }

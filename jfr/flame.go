@@ -78,7 +78,8 @@ func classLeaf(field string) func(*Event) string {
 }
 
 // Flame folds the recording's events of a kind into stacks: the thread, then the frames root first,
-// weighed as the kind says. Frames are named as `jvmkit profile` names them (see Frame.Label).
+// weighed as the kind says. Frames are named as `jvmkit profile` names them (see Frame.Label). In a
+// damaged recording it folds the events before the damage and returns the damage too.
 func Flame(r *Recording, opts FlameOptions) (*flame.Folded, FlameStats, error) {
 	var sources []flameSource
 	st := FlameStats{Events: map[string]int{}}
@@ -124,9 +125,11 @@ func Flame(r *Recording, opts FlameOptions) (*flame.Folded, FlameStats, error) {
 	}
 	sums := map[string]int64{}
 	var frames []string
+	var readErr error
 	for e, err := range r.Events(EventOptions{Types: func(t *Type) bool { return bySource[t.Name] != nil }}) {
 		if err != nil {
-			return nil, st, err
+			readErr = err // draw what precedes the damage
+			break
 		}
 		src := bySource[e.Type.Name]
 		w := int64(1)
@@ -177,7 +180,7 @@ func Flame(r *Recording, opts FlameOptions) (*flame.Folded, FlameStats, error) {
 	for _, k := range keys {
 		f.Stacks = append(f.Stacks, flame.Stack{Frames: strings.Split(k, ";"), Count: sums[k]})
 	}
-	return f, st, nil
+	return f, st, readErr
 }
 
 // count returns the number of events of the named type in the recording.

@@ -262,3 +262,6 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// AppendJSON appends the JSON of a value of field f, as Write renders it inside an event.
+func (j *JSONWriter) AppendJSON(b []byte, f *Field, v any) []byte { return j.appendField(b, f, v) }

@@ -71,13 +71,17 @@ type LeakGroup struct {
 
 // Leaks reads the recording's Old Object Samples and groups them by chain, most suspicious first:
 // chains that reach a GC root before those that do not, then more samples, more bytes, older objects.
+// It also returns the number of samples, and the damage of a damaged recording, with the groups of
+// the samples before it.
 func Leaks(r *Recording) ([]*LeakGroup, int, error) {
 	groups := map[string]*LeakGroup{}
 	stackCounts := map[*LeakGroup]map[string]int{}
 	n := 0
+	var readErr error
 	for e, err := range r.Events(EventOptions{Types: func(t *Type) bool { return t.Name == "jdk.OldObjectSample" }, Ordered: true}) {
 		if err != nil {
-			return nil, n, err
+			readErr = err // explain what precedes the damage
+			break
 		}
 		n++
 		s := leakSample(r, e)
@@ -119,7 +123,7 @@ func Leaks(r *Recording) ([]*LeakGroup, int, error) {
 			cmp.Compare(b.MaxAge, a.MaxAge),
 			cmp.Compare(a.key, b.key))
 	})
-	return out, n, nil
+	return out, n, readErr
 }
 
 func rooted(g *LeakGroup) int {
@@ -161,6 +165,9 @@ func leakSample(r *Recording, e *Event) LeakSample {
 				s.HeapUsage = n
 			}
 		}
+	}
+	if ty.Field("objectAge") < 0 && !s.AllocationTime.IsZero() {
+		s.Age = s.Time.Sub(s.AllocationTime) // JDK 11 records no age
 	}
 	if root := e.Child("root"); root != nil {
 		s.Root = &Root{System: root.String("system"), Type: root.String("type"), Description: root.String("description")}

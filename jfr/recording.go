@@ -149,6 +149,10 @@ func Parse(data []byte) (*Recording, error) {
 		return nil, ErrNotJFR
 	}
 	r := &Recording{data: data}
+	if len(data) == 0 {
+		r.Err = &FormatError{Err: errors.New("empty file: no chunk header")}
+		return r, r.Err
+	}
 	var prev *Chunk
 	for off := int64(0); off < int64(len(data)); {
 		c, err := r.readChunk(off, len(r.Chunks), prev)

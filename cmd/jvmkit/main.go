@@ -7,8 +7,9 @@ import (
 
 	"github.com/jvmkit/jvmkit/internal/cli"
 	"github.com/jvmkit/jvmkit/internal/cli/agent"
+	"github.com/jvmkit/jvmkit/internal/cli/jfrexport"
 )
 
 func main() {
-	os.Exit(cli.JvmkitMain(os.Args[1:], os.Stdout, os.Stderr, agent.Command))
+	os.Exit(cli.JvmkitMain(os.Args[1:], os.Stdout, os.Stderr, agent.Command, jfrexport.Command))
 }

@@ -36,9 +36,21 @@ Exit status: 0 ok, 1 failed, 2 usage, 3 no such JVM or not HotSpot, 4 permission
 	root.PersistentFlags().StringVar(&app.coreRoot, "core-root", "", "for a core file: the directory the JVM's files are under (a container's root)")
 	root.AddCommand(app.vmstructsCmd(), app.flagsCmd(), app.threadsCmd(), app.codecacheCmd(), app.foldCmd(), app.flameCmd(), app.usdtCmd(), app.symbolizeCmd(), app.jitlogCmd(), app.profileCmd(), app.allocCmd(), app.gcCmd(), app.jfrCmd())
 	for _, c := range extra {
-		root.AddCommand(c(stdout, stderr))
+		addOrMerge(root, c(stdout, stderr))
 	}
 	return run("jvmkit", root, args, stdout, stderr, false)
+}
+
+// addOrMerge adds cmd to root, or, when root has a command of that name (jfr), adds cmd's subcommands
+// to it: an extra command can extend a tree as well as add one (jvmkit jfr export).
+func addOrMerge(root, cmd *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() == cmd.Name() {
+			c.AddCommand(cmd.Commands()...)
+			return
+		}
+	}
+	root.AddCommand(cmd)
 }
 
 type jvmkit struct {

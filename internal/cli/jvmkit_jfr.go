@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -33,9 +32,15 @@ func (a *jvmkit) jfrCmd() *cobra.Command {
 A recording that is cut short or corrupt is read up to the damage; the error names its offset and
 the exit status is 1.`,
 	}
-	cmd.AddCommand(a.jfrSummaryCmd(), a.jfrPrintCmd(), a.jfrFlameCmd(), a.jfrLeaksCmd(), a.jfrExportCmd())
+	// jvmkit jfr export is added by cmd/jvmkit (package internal/cli/jfrexport, merged into this
+	// command by JvmkitMain), so that the Parquet library is linked into jvmkit alone.
+	cmd.AddCommand(a.jfrSummaryCmd(), a.jfrPrintCmd(), a.jfrFlameCmd(), a.jfrLeaksCmd())
 	return cmd
 }
+
+// OpenRecording opens a recording for a jfr command: with a damaged one it returns what was read and
+// keeps the damage (which names the file) for the end of the command, after its output.
+func OpenRecording(path string) (r *jfr.Recording, damage, err error) { return openRecording(path) }
 
 // openRecording opens a recording; with a damaged one it returns what was read and keeps the damage
 // for the end of the command (done reports it, after the output).
@@ -68,7 +73,9 @@ func (a *jvmkit) jfrSummaryCmd() *cobra.Command {
 				}
 				return damage
 			}
-			writeSummary(a.stdout, r, s)
+			if err := s.WriteText(a.stdout); err != nil {
+				return err
+			}
 			return damage
 		},
 	}
@@ -92,31 +99,6 @@ func summaryJSON(s jfr.Summary) any {
 		"start":         s.Start,
 		"durationNanos": s.Duration.Nanoseconds(),
 		"types":         types,
-	}
-}
-
-// writeSummary prints the summary as the JDK's jfr summary does, byte for byte.
-func writeSummary(w io.Writer, r *jfr.Recording, s jfr.Summary) {
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, " Version: %d.%d\n", s.Major, s.Minor)
-	fmt.Fprintf(w, " Chunks: %d\n", s.Chunks)
-	fmt.Fprintf(w, " Start: %s (UTC)\n", s.Start.UTC().Format("2006-01-02 15:04:05"))
-	fmt.Fprintf(w, " Duration: %d s\n", (s.Duration.Nanoseconds()+500_000_000)/1_000_000_000)
-	fmt.Fprintln(w)
-	const header = "      Count  Size (bytes) "
-	const typeHeader = " Event Type"
-	width := len(typeHeader)
-	for _, c := range r.Chunks {
-		if c.Metadata != nil {
-			for _, t := range c.Metadata.Events {
-				width = max(width, len(t.Name))
-			}
-		}
-	}
-	fmt.Fprintf(w, "%s%s%s\n", typeHeader, strings.Repeat(" ", width-len(typeHeader)), header)
-	fmt.Fprintln(w, strings.Repeat("=", width+len(header)))
-	for _, t := range s.Types {
-		fmt.Fprintf(w, " %-*s%10d  %12d\n", width, t.Name, t.Count, t.Bytes)
 	}
 }
 
@@ -158,7 +140,7 @@ as JDK 25's tool writes them. Without --json, a readable block per event.
 			}
 			for e, err := range r.Events(jfr.EventOptions{Types: jfr.Filter(events, categories), Ordered: true}) {
 				if err != nil {
-					damage = err
+					damage = namedDamage(args[0], damage, err)
 					break
 				}
 				if err := write(e); err != nil {
@@ -222,8 +204,8 @@ from the output's name (.svg; .pb.gz, .pb or .pprof; .folded, .collapsed or .txt
 			}
 			defer r.Close()
 			f, st, err := jfr.Flame(r, jfr.FlameOptions{Kind: jfr.FlameKind(kind), NoThreads: noThreads})
-			if err != nil && f == nil {
-				return err
+			if err != nil {
+				damage = namedDamage(args[0], damage, err)
 			}
 			if len(f.Stacks) == 0 {
 				return errors.Join(fmt.Errorf("%s: no %s events with a weight to draw (the recording has none: record with settings=profile, or enable them)", args[0], kind), damage)
@@ -298,7 +280,7 @@ has it):
 			defer r.Close()
 			groups, n, err := jfr.Leaks(r)
 			if err != nil {
-				damage = err
+				damage = namedDamage(args[0], damage, err)
 			}
 			if a.json {
 				if groups == nil {
@@ -320,6 +302,15 @@ has it):
 	}
 	cmd.Flags().IntVar(&top, "top", 10, "groups to show (0: all)")
 	return cmd
+}
+
+// namedDamage is the error a command ends with when reading stopped at err: the damage Open found
+// (which names the file) if err is it, else err with the file's name.
+func namedDamage(path string, opened, err error) error {
+	if opened != nil && errors.Is(opened, err) {
+		return opened
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 func rootless(groups []*jfr.LeakGroup) int {
@@ -427,65 +418,6 @@ func ageText(lo, hi time.Duration) string {
 		return r(hi)
 	}
 	return r(lo) + " to " + r(hi)
-}
-
-// jfrExporters are the formats of jvmkit jfr export. cmd/jvmkit registers parquet (package
-// jfr/parquet) so that its library is linked into jvmkit alone, not into gjcmd and gjmaps, which share
-// this package until issue 13 gives each binary its own.
-var jfrExporters = map[string]JfrExporter{}
-
-// JfrExporter writes a recording in a format to a directory and returns the files it wrote.
-type JfrExporter func(r *jfr.Recording, dir string) ([]string, error)
-
-// RegisterJfrExporter makes a format available to jvmkit jfr export.
-func RegisterJfrExporter(format string, e JfrExporter) { jfrExporters[format] = e }
-
-func (a *jvmkit) jfrExportCmd() *cobra.Command {
-	var format, dir string
-	cmd := &cobra.Command{
-		Use:   "export FILE --format parquet -o DIR",
-		Short: "Write a recording as tables, one file per event type (Parquet, for DuckDB)",
-		Long: `export writes one table per event type of the recording into DIR (created if missing):
-DIR/jdk.ExecutionSample.parquet and so on, with a typed column per field (times as timestamps,
-timespans in nanoseconds, unsigned numbers unsigned), constants as structs with their fields (a class
-or method as its Java name) and stack traces as lists of frames. For example, with DuckDB:
-
-  SELECT count(*), sampledThread.javaName FROM 'dir/jdk.ExecutionSample.parquet' GROUP BY 2;`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e := jfrExporters[format]
-			if e == nil {
-				var have []string
-				for f := range jfrExporters {
-					have = append(have, f)
-				}
-				slices.Sort(have)
-				return usagef("--format %q: this build writes %s", format, strings.Join(have, ", "))
-			}
-			if dir == "" {
-				return usagef("-o DIR is required")
-			}
-			r, damage, err := openRecording(args[0])
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			files, err := e(r, dir)
-			for _, f := range files {
-				fmt.Fprintln(a.stdout, f)
-			}
-			if err != nil {
-				return err
-			}
-			return damage
-		},
-	}
-	cmd.Flags().StringVar(&format, "format", "parquet", "output format")
-	cmd.Flags().StringVarP(&dir, "output", "o", "", "output directory")
-	return cmd
 }
 
 func plural(n int, one, many string) string {

@@ -1,0 +1,411 @@
+//go:build linux
+
+package jfr
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/jvmkit/jvmkit/internal/testutil"
+	"github.com/jvmkit/jvmkit/jcmd"
+)
+
+func TestMain(m *testing.M) { testutil.Main(m) }
+
+// The live tests record real JVMs on every JDK found and read the recordings with the JDK's own
+// tool as the oracle: the newest JDK's jfr (its values are the ones we print), and the recording
+// JDK's own jfr, whose known differences (see doc.go) jdkCompat allows for.
+
+// oracleJDK is the newest JDK with a jfr tool.
+func oracleJDK(t *testing.T) testutil.JDK {
+	t.Helper()
+	var best testutil.JDK
+	for _, j := range testutil.JDKs(t) {
+		if _, err := os.Stat(j.Bin("jfr")); err == nil && j.Feature >= best.Feature {
+			best = j
+		}
+	}
+	if best.Home == "" {
+		testutil.Skipf(t, "no JDK with bin/jfr")
+	}
+	return best
+}
+
+func dial(t *testing.T, pid int) *jcmd.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := jcmd.Dial(ctx, pid, nil)
+	if err != nil {
+		t.Fatalf("attach to %d: %v", pid, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// dumpUntil dumps the named recording to path until ready says the recording has what the test
+// needs, or fails at the deadline. Each dump of a running recording also starts a new chunk.
+func dumpUntil(t *testing.T, c *jcmd.Client, name, path string, gcRoots bool, deadline time.Duration, ready func(*Recording) bool) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		d := jcmd.JFRDump{Name: name, Filename: path}
+		if gcRoots {
+			d.PathToGCRoots = jcmd.Bool(true)
+		}
+		_, err := c.DumpJFR(ctx, d)
+		cancel()
+		if err != nil {
+			t.Fatalf("JFR.dump %s: %v", name, err)
+		}
+		r, err := Open(path)
+		if err != nil {
+			t.Fatalf("read dump %s: %v", path, err)
+		}
+		ok := ready(r)
+		r.Close()
+		if ok {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("recording %s: not ready after %v", name, deadline)
+		}
+		time.Sleep(500 * time.Millisecond) // poll interval: the JVM records at its own pace
+	}
+}
+
+func hasEvents(min map[string]int64) func(*Recording) bool {
+	return func(r *Recording) bool {
+		for name, n := range min {
+			if r.count(name) < n {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+type recording struct {
+	name, path string
+	jdk        testutil.JDK
+	leak       bool // a Leak workload's dump: its first chain must be the leak
+	minChunks  int
+}
+
+// recordDemo records the Demo workload twice at once: "default" from the start, "profile" started
+// later (which starts a new chunk in both), so that the default recording has several chunks.
+func recordDemo(t *testing.T, jdk testutil.JDK, dir string) []recording {
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Demo", JVMArgs: []string{"-Xmx128m"}})
+	c := dial(t, j.PID)
+	ctx := context.Background()
+	if _, err := c.StartJFR(ctx, jcmd.JFRStart{Name: "def", Settings: []string{"default"}}); err != nil {
+		t.Fatal(err)
+	}
+	def := filepath.Join(dir, "demo-default.jfr")
+	dumpUntil(t, c, "def", def, false, 60*time.Second, hasEvents(map[string]int64{"jdk.ExecutionSample": 10}))
+	if _, err := c.StartJFR(ctx, jcmd.JFRStart{Name: "prof", Settings: []string{"profile"}}); err != nil {
+		t.Fatal(err)
+	}
+	prof := filepath.Join(dir, "demo-profile.jfr")
+	alloc := "jdk.ObjectAllocationSample"
+	if jdk.Feature < 16 {
+		alloc = "jdk.ObjectAllocationInNewTLAB"
+	}
+	dumpUntil(t, c, "prof", prof, false, 60*time.Second, hasEvents(map[string]int64{"jdk.ExecutionSample": 20, alloc: 5}))
+	dumpUntil(t, c, "def", def, false, 60*time.Second, hasEvents(map[string]int64{"jdk.ExecutionSample": 20}))
+	j.Stop() // the checks need the CPU more
+	return []recording{
+		{name: "demo-default", path: def, jdk: jdk, minChunks: 2},
+		{name: "demo-profile", path: prof, jdk: jdk, minChunks: 1},
+	}
+}
+
+// leakFound tells a dump whose most suspicious chain is the Leak workload's: through the static
+// field Leak.LEAK to the leaked items. JDK 11's chains end at the ArrayList the field holds (its root
+// is "<unknown>"), so there the list's elementData must be in the chain.
+func leakFound(r *Recording) bool {
+	groups, _, err := Leaks(r)
+	if err != nil || len(groups) == 0 {
+		return false
+	}
+	key := chainKey(&groups[0].Samples[0])
+	if r.Chunks[0].Header.Minor == 0 {
+		return strings.Contains(key, "java.util.ArrayList|elementData") && strings.Contains(key, "Leak$LeakedItem")
+	}
+	return strings.Contains(key, "|LEAK|") && strings.Contains(key, "Leak$LeakedItem")
+}
+
+// recordLeak records the Leak workload with Old Object Samples and dumps it with path-to-gc-roots
+// until its chains name the leak.
+func recordLeak(t *testing.T, jdk testutil.JDK, dir string) recording {
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Leak", JVMArgs: []string{"-Xmx64m"}})
+	c := dial(t, j.PID)
+	if _, err := c.StartJFR(context.Background(), jcmd.JFRStart{Name: "leak", Settings: []string{"profile"}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "leak.jfr")
+	dumpUntil(t, c, "leak", path, true, 90*time.Second, leakFound)
+	j.Stop()
+	return recording{name: "leak", path: path, jdk: jdk, leak: true, minChunks: 1}
+}
+
+// recordApp records Jetty under load with the profile settings.
+func recordApp(t *testing.T, jdk testutil.JDK, dir string) recording {
+	app := testutil.StartApp(t, testutil.Jetty, jdk, testutil.AppOptions{JVMArgs: []string{"-XX:StartFlightRecording=name=app,settings=profile"}})
+	load := app.StartLoad(t, testutil.LoadOptions{Duration: 4 * time.Second, Connections: 4})
+	res := load.Wait(t)
+	if res.Requests == 0 || res.Errors > 0 {
+		t.Fatalf("load: %+v", res)
+	}
+	c := dial(t, app.PID)
+	path := filepath.Join(dir, "jetty.jfr")
+	dumpUntil(t, c, "app", path, false, 60*time.Second, hasEvents(map[string]int64{"jdk.ExecutionSample": 10}))
+	app.Stop()
+	return recording{name: "jetty", path: path, jdk: jdk, minChunks: 1}
+}
+
+func runTool(t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.Env = append(os.Environ(), "TZ=UTC")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", bin, args, err, errOut.String())
+	}
+	return out.Bytes()
+}
+
+// TestAgainstJDK records Demo (default settings, several chunks; profile settings), Leak (Old
+// Object Samples with paths to GC roots) and Jetty under load on every JDK, and checks every event,
+// the summary, the CPU flame graph and the leak chains against the JDK's jfr tool.
+func TestAgainstJDK(t *testing.T) {
+	oracle := oracleJDK(t)
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		if _, err := os.Stat(jdk.Bin("jcmd")); err != nil {
+			testutil.Skipf(t, "%s has no jcmd", jdk)
+		}
+		dir := t.TempDir()
+		recs := recordDemo(t, jdk, dir)
+		recs = append(recs, recordLeak(t, jdk, dir))
+		if jdk.Feature >= 25 {
+			// One real application, on the newest JDK: a hundred event types under load.
+			recs = append(recs, recordApp(t, jdk, dir))
+		}
+		for _, rec := range recs {
+			t.Run(rec.name, func(t *testing.T) { checkRecording(t, oracle, rec) })
+		}
+	})
+}
+
+func checkRecording(t *testing.T, oracle testutil.JDK, rec recording) {
+	data, err := os.ReadFile(rec.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Chunks) < rec.minChunks {
+		t.Errorf("%d chunks, want at least %d", len(r.Chunks), rec.minChunks)
+	}
+	var ours bytes.Buffer
+	w := r.NewJSONWriter(&ours, JSONOptions{})
+	for e, err := range r.Events(EventOptions{Ordered: true}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(e)
+	}
+	w.Flush()
+	got := ourEvents(t, bytes.NewReader(ours.Bytes()))
+
+	// Every event, value for value, against the newest tool.
+	want := jdkEvents(t, bytes.NewReader(runTool(t, oracle.Bin("jfr"), "print", "--json", "--stack-depth", "1000000", rec.path)))
+	types := compareEvents(t, want, got, jdkCompat{})
+	t.Logf("%s on %s: %d chunks, %d events of %d types equal %s's jfr print --json", rec.name, rec.jdk.Name(), len(r.Chunks), len(got), len(types), oracle.Name())
+
+	// And against the recording JDK's own tool, allowing for its known differences (on the profile
+	// and leak recordings: the default one has the same types, fewer of them).
+	if own := rec.jdk.Bin("jfr"); rec.jdk.Home != oracle.Home && rec.name != "demo-default" {
+		if _, err := os.Stat(own); err == nil {
+			old := jdkEvents(t, bytes.NewReader(runTool(t, own, "print", "--json", "--stack-depth", "1000000", rec.path)))
+			compareEvents(t, old, got, jdkCompat{signedUnsigned: rec.jdk.Feature < 19})
+		}
+	}
+
+	// The summary, byte for byte.
+	var sum bytes.Buffer
+	if err := r.Summary().WriteText(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(runTool(t, oracle.Bin("jfr"), "summary", rec.path)), sum.String()); diff != "" {
+		t.Errorf("summary (-jfr summary +ours):\n%s", diff)
+	}
+
+	checkFlame(t, r, want)
+	if rec.leak {
+		checkLeaks(t, r, want)
+	}
+	checkCut(t, data)
+}
+
+// checkLeaks: the chains of every Old Object Sample equal the JDK's, and the first group is the leak.
+func checkLeaks(t *testing.T, r *Recording, want []any) {
+	t.Helper()
+	var expect []string
+	for _, e := range want {
+		m := e.(map[string]any)
+		if m["type"] != "jdk.OldObjectSample" {
+			continue
+		}
+		v := m["values"].(map[string]any)
+		var b strings.Builder
+		if root, ok := v["root"].(map[string]any); ok {
+			fmt.Fprintf(&b, "root %v/%v/%v", root["system"], root["type"], root["description"])
+		}
+		seen := 0
+		for o, _ := v["object"].(map[string]any); o != nil && seen < 100000; seen++ {
+			ty, _ := o["type"].(map[string]any)
+			n, _ := ty["name"].(string)
+			fmt.Fprintf(&b, " | %s %v", ClassName(n), o["description"])
+			ref, _ := o["referrer"].(map[string]any)
+			if ref == nil {
+				break
+			}
+			if fld, ok := ref["field"].(map[string]any); ok {
+				fmt.Fprintf(&b, " .%v", fld["name"])
+			}
+			if arr, ok := ref["array"].(map[string]any); ok {
+				fmt.Fprintf(&b, " [%v]", arr["index"])
+			}
+			fmt.Fprintf(&b, " skip %v", ref["skip"])
+			o, _ = ref["object"].(map[string]any)
+		}
+		expect = append(expect, b.String())
+	}
+	groups, n, err := Leaks(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range groups {
+		for _, s := range g.Samples {
+			var b strings.Builder
+			if s.Root != nil {
+				fmt.Fprintf(&b, "root %v/%v/%v", s.Root.System, s.Root.Type, nilIfEmpty(s.Root.Description))
+			}
+			for _, l := range s.Chain {
+				fmt.Fprintf(&b, " | %s %v", l.Class, nilIfEmpty(l.Description))
+				if l.Field == "" && l.Index < 0 && l == s.Chain[len(s.Chain)-1] {
+					break
+				}
+				if l.Field != "" {
+					fmt.Fprintf(&b, " .%s", l.Field)
+				}
+				if l.Index >= 0 {
+					fmt.Fprintf(&b, " [%d]", l.Index)
+				}
+				fmt.Fprintf(&b, " skip %d", l.Skipped)
+			}
+			got = append(got, b.String())
+		}
+	}
+	sortStrings(expect)
+	sortStrings(got)
+	if n != len(expect) {
+		t.Errorf("%d samples, the JDK printed %d", n, len(expect))
+	}
+	if diff := cmp.Diff(expect, got); diff != "" {
+		t.Errorf("chains (-jfr print +ours):\n%s", diff)
+	}
+	if len(groups) == 0 || !leakFound(r) {
+		t.Fatalf("the first chain is not the leak: %+v", groups[0])
+	}
+	g := groups[0]
+	t.Logf("first chain: %d samples of %s, root %+v, %d links", g.Count, g.Class, *g.Root, len(g.Chain))
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// checkCut cuts the recording at a few offsets, the last chunk's middle among them: reading never
+// fails to say where the damage is, and every event read is the full recording's (constants of the
+// cut chunk may be missing: null).
+func checkCut(t *testing.T, data []byte) {
+	t.Helper()
+	full, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	w := full.NewJSONWriter(&all, JSONOptions{})
+	for e, err := range full.Events(EventOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(e)
+	}
+	w.Flush()
+	allLines := strings.Split(strings.TrimSuffix(all.String(), "\n"), "\n")
+	last := full.Chunks[len(full.Chunks)-1]
+	for _, cut := range []int64{HeaderSize + 10, last.Offset + last.Header.MetadataOffset + 100, last.Offset + (last.End-last.Offset)/2, last.End - 3} {
+		if cut <= 0 || cut >= int64(len(data)) {
+			continue
+		}
+		r, err := Parse(data[:cut])
+		var fe *FormatError
+		if !asFormatError(err, &fe) || fe.Offset > cut {
+			t.Fatalf("cut at %d: %v, want damage at or before the cut", cut, err)
+		}
+		if r == nil {
+			continue
+		}
+		var b bytes.Buffer
+		w := r.NewJSONWriter(&b, JSONOptions{})
+		n := 0
+		for e, err := range r.Events(EventOptions{}) {
+			if err != nil {
+				break
+			}
+			w.Write(e)
+			n++
+		}
+		w.Flush()
+		if n == 0 {
+			continue
+		}
+		for i, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			if !sameOrNull(t, line, allLines[i]) {
+				t.Fatalf("cut at %d: event %d differs:\n%.400s\nwant\n%.400s", cut, i, line, allLines[i])
+			}
+		}
+		t.Logf("cut at %d of %d: %d of %d events read; %v", cut, len(data), n, len(allLines), err)
+	}
+}
+
+func asFormatError(err error, fe **FormatError) bool { return errors.As(err, fe) }
