@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // HeaderSize is the size of a chunk header.
@@ -97,11 +98,15 @@ type Chunk struct {
 	// Checkpoints and MetadataEvents count those events.
 	Checkpoints, MetadataEvents int
 
-	rec    *Recording
-	prev   *Chunk
-	data   []byte // the chunk's bytes up to End
-	pools  map[int64]*pool
-	events []eventRef
+	rec       *Recording
+	prev      *Chunk
+	finished  bool
+	cpOffsets []int64 // checkpoints the scan found
+	prepared  bool
+	prepErr   error
+	data      []byte // the chunk's bytes up to End
+	pools     map[int64]*pool
+	events    []eventRef
 	// Sizes and counts of every event in the chunk by type id, metadata and checkpoints included.
 	counts map[int64]*TypeCount
 }
@@ -276,50 +281,53 @@ func (r *Recording) readChunk(off int64, index int, prev *Chunk) (*Chunk, error)
 		return c.truncate(), fmt.Errorf("%w; no metadata event precedes the damage, so no event of this chunk can be read", scanErr)
 	}
 
-	// Constant pools: a finished chunk's checkpoints are chained backwards from the header's offset,
-	// as the JDK reads them; an unfinished one's are all those the pass found. When a key repeats,
-	// the earliest checkpoint's value counts, as in the JDK (it reads the chain from the end and
-	// lets each older value replace the newer).
-	var chain []int64
-	if finished {
-		seen := map[int64]bool{}
-		for at := h.ConstantPoolOffset; ; {
-			if seen[at] {
-				return c.truncate(), damage(off+at, "checkpoint chain loops back to offset %d", off+at)
-			}
-			seen[at] = true
-			chain = append(chain, at)
-			delta, err := c.checkpointDelta(at)
-			if err != nil {
-				return c.truncate(), err
-			}
-			if delta == 0 {
-				break
-			}
-			at += delta
-			if at < HeaderSize || at >= limit {
-				return c.truncate(), damage(off+at-delta, "checkpoint delta %d points outside the chunk", delta)
-			}
-		}
-		// Oldest first.
-		for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-			chain[i], chain[j] = chain[j], chain[i]
-		}
-	} else {
-		for _, s := range cps {
-			chain = append(chain, s.off)
+	// Constants and event times are read when events are first read (prepare): a summary needs
+	// neither.
+	c.finished = finished
+	for _, sp := range cps {
+		c.cpOffsets = append(c.cpOffsets, sp.off)
+	}
+	for id, tc := range c.counts {
+		if t := c.Metadata.Type(id); t != nil {
+			tc.Name = t.Name
 		}
 	}
+	return c, scanErr
+}
+
+// prepare indexes the chunk's constants and the types and times of its events, once. A chain of
+// checkpoints that cannot be followed leaves no event readable; a checkpoint that cannot be read
+// leaves the events with the constants before it (nulls for the rest, as in the JDK).
+func (c *Chunk) prepare() error {
+	if c.prepared {
+		return c.prepErr
+	}
+	c.prepared = true
+	c.prepErr = c.doPrepare()
+	return c.prepErr
+}
+
+func (c *Chunk) doPrepare() error {
+	if c.Metadata == nil {
+		c.events = nil
+		return nil
+	}
+	chain := c.cpOffsets
+	if c.finished {
+		var err error
+		if chain, err = c.checkpointChain(); err != nil {
+			c.events = nil
+			return err
+		}
+	}
+	var cpErr error
 	for _, at := range chain {
 		if err := c.readCheckpoint(at); err != nil {
 			// Constants read so far stay: events that need the rest get nulls, as in the JDK.
-			if scanErr == nil {
-				scanErr = err
-			}
+			cpErr = err
 			break
 		}
 	}
-
 	// Types and times of the events.
 	kept := c.events[:0]
 	for _, e := range c.events {
@@ -342,12 +350,36 @@ func (r *Recording) readChunk(off int64, index int, prev *Chunk) (*Chunk, error)
 		kept = append(kept, e)
 	}
 	c.events = kept
-	for id, tc := range c.counts {
-		if t := c.Metadata.Type(id); t != nil {
-			tc.Name = t.Name
+	return cpErr
+}
+
+// checkpointChain returns a finished chunk's checkpoints, oldest first: chained backwards from the
+// header's offset, as the JDK reads them (an unfinished chunk's are all those the scan found). When a
+// key repeats, the earliest checkpoint's value counts, as in the JDK (it reads the chain from the end
+// and lets each older value replace the newer).
+func (c *Chunk) checkpointChain() ([]int64, error) {
+	var chain []int64
+	seen := map[int64]bool{}
+	for at := c.Header.ConstantPoolOffset; ; {
+		if seen[at] {
+			return nil, c.damage(c.Offset+at, fmt.Errorf("checkpoint chain loops back to offset %d", c.Offset+at))
+		}
+		seen[at] = true
+		chain = append(chain, at)
+		delta, err := c.checkpointDelta(at)
+		if err != nil {
+			return nil, err
+		}
+		if delta == 0 {
+			break
+		}
+		at += delta
+		if at < HeaderSize || at >= int64(len(c.data)) {
+			return nil, c.damage(c.Offset+at-delta, fmt.Errorf("checkpoint delta %d points outside the chunk", delta))
 		}
 	}
-	return c, scanErr
+	slices.Reverse(chain)
+	return chain, nil
 }
 
 // truncate drops the events of a chunk whose metadata or constants cannot be read.
@@ -410,7 +442,10 @@ func (c *Chunk) checkpointDelta(at int64) (int64, error) {
 }
 
 // NumEvents returns the number of events of known types in the chunk.
-func (c *Chunk) NumEvents() int { return len(c.events) }
+func (c *Chunk) NumEvents() int {
+	_ = c.prepare() // a damaged chunk counts the events it can read
+	return len(c.events)
+}
 
 // Counts returns the count and size of every event type in the chunk, metadata and checkpoint events
 // included, and types the metadata declares but the chunk has none of.

@@ -267,9 +267,11 @@ func (r *Recording) Events(opts EventOptions) iter.Seq2[*Event, error] {
 	}
 }
 
-// Events yields the chunk's events (see Recording.Events), without the recording's damage at the end.
+// Events yields the chunk's events (see Recording.Events), without the recording's damage at the end,
+// and ends with the damage of the chunk's constants, if any.
 func (c *Chunk) Events(opts EventOptions) iter.Seq2[*Event, error] {
 	return func(yield func(*Event, error) bool) {
+		perr := c.prepare()
 		refs := c.events
 		if opts.Types != nil {
 			keep := map[*Type]bool{}
@@ -305,6 +307,9 @@ func (c *Chunk) Events(opts EventOptions) iter.Seq2[*Event, error] {
 			if !yield(e, err) || err != nil {
 				return
 			}
+		}
+		if perr != nil {
+			yield(nil, perr)
 		}
 	}
 }

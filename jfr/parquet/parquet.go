@@ -55,7 +55,7 @@ func Export(r *jfr.Recording, dir string) ([]string, error) {
 		for _, t := range order {
 			if t.file != nil {
 				t.file.Close()
-				os.Remove(t.tmp)
+				_ = os.Remove(t.tmp)
 			}
 		}
 		return nil, err
@@ -105,7 +105,7 @@ func Export(r *jfr.Recording, dir string) ([]string, error) {
 			err = os.Rename(t.tmp, t.path)
 		}
 		if err != nil {
-			os.Remove(t.tmp)
+			_ = os.Remove(t.tmp)
 			return fail(fmt.Errorf("write %s: %w", t.path, err))
 		}
 		paths = append(paths, t.path)

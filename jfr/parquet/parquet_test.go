@@ -25,11 +25,15 @@ func duckDBNode(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("JVMKIT_DUCKDB_NODE")
 	if dir == "" {
-		dir = "/var/cache/jvmkit/duckdb-node"
+		cache := os.Getenv("JVMKIT_CACHE")
+		if cache == "" {
+			cache = "/var/cache/jvmkit"
+		}
+		dir = filepath.Join(cache, "duckdb-node")
 	}
 	testutil.MustHaveTool(t, "node")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@duckdb", "node-api")); err != nil {
-		testutil.Skipf(t, "DuckDB for Node.js is not installed in %s (npm install --prefix %s @duckdb/node-api@1.5.6-r.1)", dir, dir)
+		testutil.Skipf(t, "DuckDB for Node.js is not installed in %s (sudo scripts/setup installs it)", dir)
 	}
 	return dir
 }
