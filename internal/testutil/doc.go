@@ -40,13 +40,15 @@
 // jdk21-trixie, jdk25 (Temurin), jdk25-trixie.
 //
 // A JDK of a root filesystem ([JDK.Root]) runs with its root's userland: in a private mount namespace, the
-// root's /usr and /etc are bind-mounted over the host's (on merged-/usr systems every program and library is
-// under /usr), and everything else — /tmp, /var/tmp, /proc, the tests' files — is the host's. So tests run
-// unchanged on it: [JDK.Bin] returns host-runnable wrapper scripts for its tools (jcmd, jfr, javac, ...) that
-// take host paths, [StartJVM] starts its JVMs the same way (combined with Namespace, UID, ReadOnlyCwd), and the
-// JVM's files are where they would be on the host. Its JVMs see the JDK at [JDK.JavaHome]
-// (/usr/lib/jvm/java-21-openjdk-amd64), which is also what /proc/<pid>/maps and /proc/<pid>/exe show to the
-// host: the library paths of such a JVM lead to its files only through /proc/<pid>/root, as in a container.
+// root's /usr is stacked over the host's and the host's /etc over the root's (read-only overlays; on merged-/usr
+// systems every program and library is under /usr), and everything else — /tmp, /var/tmp, /proc, the tests'
+// files — is the host's. What only the host has stays visible: the real applications under /usr/share, the
+// host's users. So tests run unchanged on it: [JDK.Bin] returns host-runnable wrapper scripts for its tools
+// (jcmd, jfr, javac, ...) that take host paths, [StartJVM] and [StartApp] start its JVMs the same way
+// (combined with Namespace, UID, ReadOnlyCwd), and the JVM's files are where they would be on the host. Its
+// JVMs see the JDK at [JDK.JavaHome] (/usr/lib/jvm/java-21-openjdk-amd64), which is also what /proc/<pid>/maps
+// and /proc/<pid>/exe show to the host (with the overlay's device): the library paths of such a JVM lead to
+// its files only through /proc/<pid>/root, as in a container.
 // All of this needs root; without it, the JDK's subtests skip.
 //
 // # Workloads

@@ -278,6 +278,9 @@ func probeJDK(home, root string) (JDK, string, error) {
 	if root != "" && (!strings.HasPrefix(realHome, root+"/") || !strings.HasPrefix(java, root+"/")) {
 		return JDK{}, "", fmt.Errorf("probe JDK %s: it leads out of its root filesystem %s", home, root)
 	}
+	if strings.ContainsAny(root, ":,") {
+		return JDK{}, "", fmt.Errorf("probe JDK %s: its root filesystem's path %s has a ':' or ',', which overlay options cannot carry", home, root)
+	}
 	jdk := JDK{Home: realHome, Root: root}
 	release, err := os.ReadFile(filepath.Join(realHome, "release"))
 	if err == nil {

@@ -11,19 +11,23 @@ import (
 )
 
 // A JDK in a root filesystem (JDK.Root) runs with that root's userland: in a private mount namespace, the
-// root's /usr and /etc are bind-mounted over the host's. On merged-/usr systems (Debian since 12, the trixie
-// root) every program and library lives under /usr, so the JDK finds its own glibc and libraries at the paths
-// it was built for, while /tmp, /var/tmp, /proc, /dev and the tests' files stay the host's: a test that passes
-// host paths to the JDK's tools, or reads what its JVMs write, works unchanged. Its JVMs see the JDK at
-// JavaHome(); the host sees the files of that mount namespace through /proc/<pid>/root.
+// root's /usr is stacked over the host's (a read-only overlay, the root's files first), and the host's /etc
+// over the root's. On merged-/usr systems (Debian since 12, the trixie root) every program and library lives
+// under /usr, so the JDK finds its own glibc and libraries at the paths it was built for; what only the host
+// has stays visible (the real applications under /usr/share, the host's users in /etc/passwd, and the root's
+// /etc/java-<n>-openjdk that the JDK links to), as do /tmp, /var/tmp, /proc, /dev and the tests' files. So a
+// test that passes host paths to the JDK's tools, or reads what its JVMs write, works unchanged. Its JVMs see
+// the JDK at JavaHome(); the host sees the files of that mount namespace through /proc/<pid>/root (the
+// overlay's: /proc/<pid>/maps shows the overlay's paths with the device and inode of the files below it).
 //
 // A whole container (the JVM's own root, pid namespace, /tmp) is ContainerKind's business, not this.
 
-// userlandScript is the shell fragment that switches to the root filesystem in "$2" (positional parameters
-// are used so that no path is ever quoted into the script). It runs in a new mount namespace: unshare makes
-// the mounts private, so the host never sees them. The mount program that the second line runs is already
-// the root's.
-const userlandScript = `mount --bind "$2/usr" /usr && mount --bind "$2/etc" /etc && `
+// userlandScript is the shell fragment that switches to the userland of the root filesystem in "$2"
+// (positional parameters are used so that no path is ever quoted into the script). It runs in a new mount
+// namespace: unshare makes the mounts private, so the host never sees them. The second mount is already the
+// root's program. Overlay options cannot carry ':' or ',' in a path: discovery refuses such roots.
+const userlandScript = `mount -t overlay jvmkit-usr -o "ro,lowerdir=$2/usr:/usr" /usr && ` +
+	`mount -t overlay jvmkit-etc -o "ro,lowerdir=/etc:$2/etc" /etc && `
 
 var (
 	rootToolsMu sync.Mutex
