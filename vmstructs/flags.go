@@ -65,21 +65,28 @@ type kindBit struct {
 	name string
 }
 
-// The kind layouts, in the order in which JVMFlag::print_kind prints the names. Both were derived
-// from the live JVMs: for every flag that VM.flags -all prints (diagnostic and experimental flags
-// unlocked), the bit set by exactly the flags that show a kind. develop and notproduct flags are never
-// printed by product builds: every flag that VM.flags -all leaves out has bit 8 or 9 (17) or bit 8
-// (25), and the flags known from the sources (ZapUnusedHeapArea develop, CheckCompressedOops
-// notproduct in 17 and develop in 25) have the bits the table says.
+// The kind layouts, in the order in which JVMFlag::print_kind prints the names. The 17 and 25 ones
+// were derived from the live JVMs: for every flag that VM.flags -all prints (diagnostic and
+// experimental flags unlocked), the bit set by exactly the flags that show a kind. develop and
+// notproduct flags are never printed by product builds: every flag that VM.flags -all leaves out has
+// bit 8 or 9 (17) or bit 8 (25), and the flags known from the sources (ZapUnusedHeapArea develop,
+// CheckCompressedOops notproduct in 17 and develop in 25) have the bits the table says.
 var (
+	// kinds11: JDK 11 (jvmFlag.hpp's JVMFlag::Flags, the same in 13; checked against VM.flags -all
+	// of 11.0.24). KIND_READ_WRITE prints as "rw"; UseCompressedOops is {lp64_product} alone.
+	kinds11 = []kindBit{
+		{1 << 16, "JVMCI"}, {1 << 12, "C1"}, {1 << 13, "C2"}, {1 << 14, "ARCH"}, {1 << 10, "pd"},
+		{1 << 4, "product"}, {1 << 5, "manageable"}, {1 << 6, "diagnostic"}, {1 << 7, "experimental"},
+		{1 << 8, "notproduct"}, {1 << 9, "develop"}, {1 << 15, "lp64_product"}, {1 << 11, "rw"},
+	}
 	// kinds17: JDK 17 (jvmFlag.hpp of 17 agrees).
 	kinds17 = []kindBit{
 		{1 << 15, "JVMCI"}, {1 << 11, "C1"}, {1 << 12, "C2"}, {1 << 13, "ARCH"}, {1 << 10, "pd"},
 		{1 << 4, "product"}, {1 << 5, "manageable"}, {1 << 6, "diagnostic"}, {1 << 7, "experimental"},
 		{1 << 8, "notproduct"}, {1 << 9, "develop"}, {1 << 14, "lp64_product"},
 	}
-	// kinds25: JDK 25. KIND_NOT_PRODUCT is gone (notproduct flags became develop flags) and every
-	// kind from develop on moved down one bit.
+	// kinds25: JDK 25 (and 21). KIND_NOT_PRODUCT is gone (notproduct flags became develop flags) and
+	// every kind from develop on moved down one bit.
 	kinds25 = []kindBit{
 		{1 << 14, "JVMCI"}, {1 << 10, "C1"}, {1 << 11, "C2"}, {1 << 12, "ARCH"}, {1 << 9, "pd"},
 		{1 << 4, "product"}, {1 << 5, "manageable"}, {1 << 6, "diagnostic"}, {1 << 7, "experimental"},
@@ -87,10 +94,33 @@ var (
 	}
 )
 
-// kindAnchor is a flag whose kinds are {product lp64_product} in every JDK we know: its bits tell the
-// two layouts apart (lp64_product is bit 14 in 17, bit 13 in 25) on releases between 17 and 25, which
-// we have not run.
+// kindLayouts are the known layouts with the release they were verified on and the kinds
+// kindAnchor has under them.
+var kindLayouts = []struct {
+	major  int
+	kinds  []kindBit
+	anchor string
+}{
+	{11, kinds11, "lp64_product"},
+	{17, kinds17, "product lp64_product"},
+	{25, kinds25, "product lp64_product"},
+}
+
+// kindAnchor is a flag whose kinds are known in every JDK: its bits tell the layouts apart on
+// releases we have not run (lp64_product is bit 15 in 11, 14 in 17, 13 in 25).
 const kindAnchor = "UseCompressedOops"
+
+// origins11 are JVMFlag::Flags' origins before JDK 16 moved them to JVMFlagOrigin and exported them
+// (jvmFlag.hpp of 11 and 13): the low four bits, and ORIG_COMMAND_LINE for "command line, ergonomic".
+var origins11 = map[int64]string{
+	0: "default", 1: "command line", 2: "environment", 3: "config file", 4: "management", 5: "ergonomic",
+	6: "attach", 7: "internal", 8: "jimage",
+}
+
+const (
+	originMask11 = 0xf
+	cmdline11    = 1 << 17
+)
 
 // flagTable is the resolved JVMFlag layout and its entries.
 type flagTable struct {
@@ -136,6 +166,9 @@ func (j *JVM) flagTable() (*flagTable, error) {
 		}
 	}
 	t.typeIsString = strings.HasSuffix(strings.TrimSpace(j.flagFieldTypeString(t.typ)), "*")
+	if t.origins == nil && t.typeIsString && t.bits.OK {
+		t.origins, t.originMask, t.cmdline = origins11, originMask11, cmdline11
+	}
 	if t.stride == 0 || t.stride > maxStride {
 		return nil, fmt.Errorf("vmstructs: flags: sizeof(JVMFlag) = %d is implausible", t.stride)
 	}
@@ -164,8 +197,8 @@ func (j *JVM) flagTable() (*flagTable, error) {
 	return t, nil
 }
 
-// chooseKinds picks the kind layout: the one under which the anchor flag reads {product
-// lp64_product}, else by release (17 and 25 verified; others are not decoded).
+// chooseKinds picks the kind layout: the one under which the anchor flag reads as it should, else
+// by release (11, 17 and 25 verified; others are not decoded).
 func (t *flagTable) chooseKinds(raws []rawFlag, major int) {
 	if t.origins == nil {
 		return
@@ -175,9 +208,9 @@ func (t *flagTable) chooseKinds(raws []rawFlag, major int) {
 			continue
 		}
 		var match [][]kindBit
-		for _, l := range [][]kindBit{kinds17, kinds25} {
-			if k := decodeKinds(l, rf.bits); len(k) == 2 && k[0] == "product" && k[1] == "lp64_product" {
-				match = append(match, l)
+		for _, l := range kindLayouts {
+			if strings.Join(decodeKinds(l.kinds, rf.bits), " ") == l.anchor {
+				match = append(match, l.kinds)
 			}
 		}
 		if len(match) == 1 {
@@ -185,11 +218,10 @@ func (t *flagTable) chooseKinds(raws []rawFlag, major int) {
 		}
 		return
 	}
-	switch major {
-	case 17:
-		t.kinds = kinds17
-	case 25:
-		t.kinds = kinds25
+	for _, l := range kindLayouts {
+		if l.major == major {
+			t.kinds = l.kinds
+		}
 	}
 }
 

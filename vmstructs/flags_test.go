@@ -166,7 +166,14 @@ func TestFlagsMatchJcmd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := jcmdFlags(t, jdk, jvm.PID)
+		cliBefore := cliFlags(t, jvm.PID)
+		jout := jcmd(t, jdk, jvm.PID, "VM.flags", "-all")
+		want, err := parseVMFlags(jout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cliAfter := cliFlags(t, jvm.PID)
+		compareFlagLines(t, jout, cliBefore, cliAfter)
 		after, err := vm.Flags()
 		if err != nil {
 			t.Fatal(err)
@@ -231,6 +238,70 @@ func TestFlagsMatchJcmd(t *testing.T) {
 	})
 }
 
+// cliFlags runs `jvmkit flags pid`.
+func cliFlags(t *testing.T, pid int) string {
+	t.Helper()
+	out, err := exec.Command(testutil.BuildTool(t, "cmd/jvmkit"), "flags", strconv.Itoa(pid)).Output()
+	if err != nil {
+		t.Fatalf("jvmkit flags %d: %v", pid, err)
+	}
+	return string(out)
+}
+
+// compareFlagLines checks that `jvmkit flags` prints the lines of VM.flags -all byte for byte and in
+// the same order, once the flags jcmd leaves out are dropped. A line that differs is an error only when
+// our runs before and after jcmd agree (else the JVM changed the value meanwhile).
+func compareFlagLines(t *testing.T, jout, before, after string) {
+	t.Helper()
+	want := strings.Split(strings.TrimSuffix(jout, "\n"), "\n")
+	if len(want) < 3 {
+		t.Fatalf("VM.flags -all printed %q", jout)
+	}
+	want = want[2:] // "<pid>:" and "[Global flags]"
+	names := map[string]bool{}
+	for _, l := range want {
+		names[flagLineName(l)] = true
+	}
+	keep := func(out string) []string {
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			if names[flagLineName(l)] {
+				lines = append(lines, l)
+			}
+		}
+		return lines
+	}
+	got, got2 := keep(before), keep(after)
+	if len(got) != len(want) || len(got2) != len(want) {
+		t.Errorf("jvmkit flags has %d (then %d) of the flags VM.flags -all prints, jcmd %d lines:\n%s",
+			len(got), len(got2), len(want), cmp.Diff(want, got))
+		return
+	}
+	var changed int
+	for i := range want {
+		switch {
+		case got[i] == want[i]:
+		case got[i] != got2[i] || got2[i] == want[i]:
+			changed++
+		default:
+			t.Errorf("line %d differs:\njcmd:   %q\njvmkit: %q", i+3, want[i], got[i])
+		}
+	}
+	t.Logf("jvmkit flags: %d lines equal VM.flags -all's in order, %d changed while jcmd ran", len(want)-changed, changed)
+}
+
+// flagLineName is the flag a VM.flags line is about: "type Name = value ..." or "Name += value ...".
+func flagLineName(l string) string {
+	f := strings.Fields(l)
+	switch {
+	case len(f) >= 2 && f[1] == "+=":
+		return f[0]
+	case len(f) >= 2:
+		return f[1]
+	}
+	return ""
+}
+
 // checkTyped checks that exactly the typed value that belongs to the type is set and agrees with Value.
 func checkTyped(t *testing.T, f Flag) {
 	t.Helper()
@@ -292,8 +363,8 @@ func logDerivedKindBits(t *testing.T, flags []Flag, want map[string]jcmdFlag) {
 		}
 	}
 	layout := map[string]uint64{}
-	for _, l := range [][]kindBit{kinds17, kinds25} {
-		if decodeKindsMatches(flags, l) {
+	for _, kl := range kindLayouts {
+		if l := kl.kinds; decodeKindsMatches(flags, l) {
 			for _, k := range l {
 				layout[k.name] = k.bit
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 )
 
@@ -57,9 +58,10 @@ func (j *JVM) javaHeap() (*javaHeap, error) {
 	}
 	h.narrow = narrow
 	if narrow {
-		// JDK 17 exports the members of CompressedOops::_narrow_oop, JDK 21+ the flattened statics.
-		base := r.field("CompressedOops", "_narrow_oop._base|_base")
-		shift := r.field("CompressedOops", "_narrow_oop._shift|_shift")
+		// JDK 11 exports the members of Universe::_narrow_oop, JDK 17 those of
+		// CompressedOops::_narrow_oop, JDK 21+ the flattened statics.
+		base := r.field("CompressedOops|Universe", "_narrow_oop._base|_base")
+		shift := r.field("CompressedOops|Universe", "_narrow_oop._shift|_shift")
 		if err := r.err("heap references"); err != nil {
 			return nil, err
 		}
@@ -147,10 +149,16 @@ func (j *JVM) vmBoolFlags(names ...string) (map[string]bool, error) {
 }
 
 // javaOffset reads one of HotSpot's static Java field offsets, e.g. javaOffset("java_lang_Thread",
-// "_name_offset"). They are C++ static members, found by their mangled names in .symtab; a stripped
-// libjvm does not have them.
-func (j *JVM) javaOffset(class, member string) (uint64, bool) {
-	a, ok := j.Symbol(mangleStatic(class, member))
+// "_name_offset"); members may list aliases ("_value_offset|value_offset"). They are C++ static
+// members, found by their mangled names in .symtab; a stripped libjvm does not have them.
+func (j *JVM) javaOffset(class, members string) (uint64, bool) {
+	var a uint64
+	ok := false
+	for m := range strings.SplitSeq(members, "|") {
+		if a, ok = j.Symbol(mangleStatic(class, m)); ok {
+			break
+		}
+	}
 	if !ok {
 		return 0, false
 	}
@@ -284,8 +292,9 @@ type stringLayout struct {
 }
 
 func (j *JVM) stringLayout() (stringLayout, bool) {
-	v, ok1 := j.javaOffset("java_lang_String", "_value_offset")
-	c, ok2 := j.javaOffset("java_lang_String", "_coder_offset")
+	// JDK 11 names them without the leading underscore.
+	v, ok1 := j.javaOffset("java_lang_String", "_value_offset|value_offset")
+	c, ok2 := j.javaOffset("java_lang_String", "_coder_offset|coder_offset")
 	return stringLayout{v, c}, ok1 && ok2
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,7 +63,9 @@ func (e *SkippedThreadsError) Unwrap() error { return e.Err }
 
 // threadLayout is what Threads needs from VMStructs, resolved once per call.
 type threadLayout struct {
-	list, length, array F // ThreadsSMRSupport::_java_thread_list, ThreadsList::{_length,_threads}
+	list, length, array F // ThreadsSMRSupport::_java_thread_list, ThreadsList::{_length,_threads} (JDK 12+)
+	head, next, count   F // else Threads::{_thread_list,_number_of_threads}, JavaThread::_next (JDK 11)
+	linked              bool
 	osthread, tid       F // JavaThread|Thread::_osthread, OSThread::_thread_id
 	state, anchor       F // JavaThread::{_thread_state,_anchor}
 	sp, pc, fp          F // JavaFrameAnchor::_last_Java_{sp,pc,fp}
@@ -87,9 +90,6 @@ type threadLayout struct {
 func (j *JVM) threadLayout() (*threadLayout, error) {
 	r := j.resolver()
 	l := &threadLayout{
-		list:     r.field("ThreadsSMRSupport", "_java_thread_list"),
-		length:   r.field("ThreadsList", "_length"),
-		array:    r.field("ThreadsList", "_threads"),
 		osthread: r.field("JavaThread|Thread", "_osthread"),
 		tid:      r.field("OSThread", "_thread_id"),
 		state:    r.field("JavaThread", "_thread_state"),
@@ -99,11 +99,22 @@ func (j *JVM) threadLayout() (*threadLayout, error) {
 		fp:       r.optField("JavaFrameAnchor", "_last_Java_fp"),
 		size:     r.typeSize("JavaThread"),
 	}
+	// JDK 10 and 11 keep the SMR lists unexported but still link every JavaThread into
+	// Threads::_thread_list; JDK 12 dropped that list and exports the SMR one.
+	l.head, l.next = r.optField("Threads", "_thread_list"), r.optField("JavaThread", "_next")
+	if l.list = r.optField("ThreadsSMRSupport", "_java_thread_list"); l.list.OK || !l.head.OK || !l.next.OK {
+		l.list = r.field("ThreadsSMRSupport", "_java_thread_list")
+		l.length = j.cvWidth(r.field("ThreadsList", "_length"))
+		l.array = r.field("ThreadsList", "_threads")
+	} else {
+		l.linked = true
+		l.count = j.cvWidth(r.optField("Threads", "_number_of_threads"))
+	}
 	if err := r.err("threads"); err != nil {
 		return nil, err
 	}
-	l.length, l.tid, l.state = j.cvWidth(l.length), j.cvWidth(l.tid), j.cvWidth(l.state)
-	for _, f := range []*F{&l.length, &l.tid, &l.state} {
+	l.tid, l.state = j.cvWidth(l.tid), j.cvWidth(l.state)
+	for _, f := range []*F{&l.length, &l.count, &l.tid, &l.state} {
 		if f.Size == 0 {
 			f.Size = 4 // uint, pid_t and an enum on every JDK so far
 		}
@@ -216,8 +227,8 @@ func (l *threadLayout) nameLayout(j *JVM) {
 	}
 }
 
-// Threads lists the JVM's Java threads, read from ThreadsSMRSupport::_java_thread_list without
-// stopping the JVM. Threads come and go while the list is read: the list is re-read when it was
+// Threads lists the JVM's Java threads, read from ThreadsSMRSupport::_java_thread_list (JDK 12+) or
+// Threads::_thread_list (JDK 11) without stopping the JVM. Threads come and go while the list is read: the list is re-read when it was
 // replaced meanwhile, and entries that cannot be read or are not plausible are skipped; then the
 // threads that were read are returned with a *SkippedThreadsError.
 //
@@ -255,7 +266,7 @@ func (j *JVM) Threads() ([]Thread, error) {
 	// A thread leaves the list before its JavaThread is freed. If the list is still the same, every
 	// thread was alive while it was read; else the threads that left may have been freed under the
 	// reader, and what was read of them is dropped.
-	if again, err := j.static(l.list); err == nil && again != list {
+	if again, err := j.threadListToken(l); err == nil && again != list {
 		if _, now, err := j.threadList(l); err == nil {
 			alive := make(map[uint64]bool, len(now))
 			for _, p := range now {
@@ -281,11 +292,30 @@ func (j *JVM) Threads() ([]Thread, error) {
 	return out, nil
 }
 
-// threadList reads the current ThreadsList's JavaThread pointers. A ThreadsList is immutable while
+// threadList returns the JavaThread pointers of the current thread list and a token that changes
+// when the list does (see threadListToken).
+func (j *JVM) threadList(l *threadLayout) (token uint64, ptrs []uint64, err error) {
+	if l.linked {
+		return j.linkedThreadList(l)
+	}
+	return j.smrThreadList(l)
+}
+
+// threadListToken reads the token of the current thread list, to tell whether it changed since
+// threadList: the published ThreadsList's address, or a hash of a linked list's members.
+func (j *JVM) threadListToken(l *threadLayout) (uint64, error) {
+	if l.linked {
+		ptrs, err := j.walkThreadList(l)
+		return hashPtrs(ptrs), err
+	}
+	return j.static(l.list)
+}
+
+// smrThreadList reads the current ThreadsList's JavaThread pointers. A ThreadsList is immutable while
 // it is published; a thread starting or exiting publishes a new one and frees the old one once no
 // hazard pointer protects it. This reader sets no hazard pointer, so it checks that the list it read
 // was still the published one afterwards, and retries when it was replaced.
-func (j *JVM) threadList(l *threadLayout) (list uint64, ptrs []uint64, err error) {
+func (j *JVM) smrThreadList(l *threadLayout) (list uint64, ptrs []uint64, err error) {
 	var lastErr error
 	for range 16 {
 		list, err = j.static(l.list)
@@ -332,6 +362,75 @@ func (j *JVM) threadList(l *threadLayout) (list uint64, ptrs []uint64, err error
 		return list, ptrs, nil
 	}
 	return 0, nil, lastErr
+}
+
+// linkedThreadList reads JDK 11's Threads::_thread_list, linked through JavaThread::_next. Threads
+// are prepended and unlinked under Threads_lock, which this reader does not hold, and an unlinked
+// JavaThread is freed once no hazard pointer protects it: a walk can follow a stale _next. So the
+// list is walked until two walks in a row agree with each other and with Threads::_number_of_threads.
+func (j *JVM) linkedThreadList(l *threadLayout) (token uint64, ptrs []uint64, err error) {
+	var lastErr error
+	prev, err := j.walkThreadList(l)
+	for range 16 {
+		if err != nil {
+			lastErr = err
+			prev, err = j.walkThreadList(l)
+			continue
+		}
+		var cur []uint64
+		cur, err = j.walkThreadList(l)
+		if err != nil || !slices.Equal(prev, cur) {
+			lastErr = fmt.Errorf("vmstructs: threads: the thread list kept changing")
+			prev = cur
+			continue
+		}
+		if l.count.OK {
+			if n, cerr := j.static(l.count); cerr == nil && n != uint64(len(cur)) {
+				lastErr = fmt.Errorf("vmstructs: threads: %d threads linked, Threads::_number_of_threads says %d", len(cur), n)
+				prev, err = j.walkThreadList(l)
+				continue
+			}
+		}
+		slices.Reverse(cur) // Threads::add prepends: oldest first, as the SMR lists and jcmd order them
+		return hashPtrs(cur), cur, nil
+	}
+	return 0, nil, lastErr
+}
+
+// walkThreadList follows Threads::_thread_list once.
+func (j *JVM) walkThreadList(l *threadLayout) ([]uint64, error) {
+	p, err := j.static(l.head)
+	if err != nil {
+		return nil, fmt.Errorf("vmstructs: threads: read Threads::_thread_list: %w", err)
+	}
+	if p == 0 {
+		return nil, fmt.Errorf("vmstructs: threads: no thread list (JVM starting or exiting)")
+	}
+	var ptrs []uint64
+	seen := map[uint64]bool{}
+	for p != 0 {
+		if p&7 != 0 || seen[p] || len(ptrs) >= maxThreads {
+			return nil, fmt.Errorf("vmstructs: threads: the thread list is damaged at %#x (after %d threads)", p, len(ptrs))
+		}
+		seen[p] = true
+		ptrs = append(ptrs, p)
+		if p, err = j.get(p, l.next); err != nil {
+			return nil, fmt.Errorf("vmstructs: threads: read JavaThread::_next: %w", err)
+		}
+	}
+	return ptrs, nil
+}
+
+// hashPtrs is FNV-1a over a list of pointers.
+func hashPtrs(ptrs []uint64) uint64 {
+	h := uint64(14695981039346656037)
+	for _, p := range ptrs {
+		for i := range 8 {
+			h ^= p >> (8 * i) & 0xff
+			h *= 1099511628211
+		}
+	}
+	return h
 }
 
 // readThread reads one JavaThread. The object is read in one piece, the OSThread and the thread

@@ -244,7 +244,7 @@ func TestThreadsHeapLayouts(t *testing.T) {
 			{"-XX:ObjectAlignmentInBytes=16"},
 			{"-Xmx3g", "-XX:HeapBaseMinAddress=64g"}, // compressed oops with a heap base
 			{"-XX:-CompactStrings"},
-			{"-XX:+UseZGC"},
+			zgcArgs(jdk),
 			{"-XX:+UseShenandoahGC"},
 			{"-XX:+UseParallelGC"},
 			{"-XX:+UseSerialGC"},
@@ -291,6 +291,14 @@ func TestThreadsHeapLayouts(t *testing.T) {
 			})
 		}
 	})
+}
+
+// zgcArgs select ZGC, an experimental GC before JDK 15.
+func zgcArgs(jdk testutil.JDK) []string {
+	if jdk.Feature < 15 {
+		return []string{"-XX:+UnlockExperimentalVMOptions", "-XX:+UseZGC"}
+	}
+	return []string{"-XX:+UseZGC"}
 }
 
 // TestThreadsNamespace: a JVM in its own pid namespace knows its threads by namespaced tids.
@@ -401,6 +409,7 @@ func threadSymbols(vm *JVM) map[string]uint64 {
 	out := map[string]uint64{}
 	for _, name := range []string{"UseCompressedOops", "UseCompressedClassPointers", "UseCompactObjectHeaders", "UseZGC", "ZGenerational",
 		mangleStatic("java_lang_String", "_value_offset"), mangleStatic("java_lang_String", "_coder_offset"),
+		mangleStatic("java_lang_String", "value_offset"), mangleStatic("java_lang_String", "coder_offset"), // JDK 11
 		mangleStatic("java_lang_Thread_FieldHolder", "_daemon_offset"), mangleStatic("java_lang_Thread_FieldHolder", "_thread_status_offset"),
 	} {
 		if v, ok := vm.Symbol(name); ok {
@@ -539,7 +548,7 @@ func memJVM(t *Table, syms map[string]uint64, regions []memRegion) *JVM {
 func TestThreadsReplay(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
-		for _, args := range [][]string{nil, {"-XX:-UseCompressedOops"}, {"-XX:+UseZGC"}} {
+		for _, args := range [][]string{nil, {"-XX:-UseCompressedOops"}, zgcArgs(jdk)} {
 			t.Run(strings.Join(append([]string{"default"}, args...), " "), func(t *testing.T) {
 				jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Threads", Args: []string{"3"}, JVMArgs: append(args, stableArgs...)})
 				vm, err := Open(context.Background(), jvm.PID)
@@ -598,6 +607,7 @@ type fakeThread struct {
 
 type fakeOpts struct {
 	narrow, zgen, holder bool
+	linked               bool // JDK 11: Threads::_thread_list linked by JavaThread::_next, newest first
 	threads              []fakeThread
 }
 
@@ -612,11 +622,20 @@ const (
 	fakeJTSize  = 0x800
 )
 
-func fakeTable(zgen bool) *Table {
+func fakeTable(zgen, linked bool) *Table {
 	fields := []Field{
 		{Type: "ThreadsSMRSupport", Name: "_java_thread_list", TypeString: "ThreadsList*", Static: true, Address: fakeStatics},
 		{Type: "ThreadsList", Name: "_length", TypeString: "const uint", Offset: 4},
 		{Type: "ThreadsList", Name: "_threads", TypeString: "JavaThread *const *const", Offset: 16},
+	}
+	if linked {
+		fields = []Field{
+			{Type: "Threads", Name: "_thread_list", TypeString: "JavaThread*", Static: true, Address: fakeStatics},
+			{Type: "Threads", Name: "_number_of_threads", TypeString: "int", Static: true, Address: fakeStatics + 24},
+			{Type: "JavaThread", Name: "_next", TypeString: "JavaThread*", Offset: 0x10},
+		}
+	}
+	fields = append(fields, []Field{
 		{Type: "Thread", Name: "_osthread", TypeString: "OSThread*", Offset: 0x3f8},
 		{Type: "OSThread", Name: "_thread_id", TypeString: "pid_t", Offset: 12},
 		{Type: "JavaThread", Name: "_threadObj", TypeString: "OopHandle", Offset: 0x460},
@@ -629,7 +648,7 @@ func fakeTable(zgen bool) *Table {
 		{Type: "CompressedOops", Name: "_base", TypeString: "address", Static: true, Address: fakeStatics + 8},
 		{Type: "CompressedOops", Name: "_shift", TypeString: "int", Static: true, Address: fakeStatics + 16},
 		{Type: "Abstract_VM_Version", Name: "_vm_major_version", TypeString: "int", Static: true, Address: fakeStatics + 20},
-	}
+	}...)
 	if zgen {
 		fields = append(fields, Field{Type: "ZGlobalsForVMStructs", Name: "_ZPointerLoadShift", TypeString: "size_t*", Offset: 24})
 	}
@@ -712,6 +731,10 @@ func fakeJVM(o fakeOpts) (*Table, map[string]uint64, []memRegion) {
 	}
 	le(list, 0x300+4, 4, uint64(max(n-1, 0)))
 	le(list, 0x300+16, 8, fakeArray+8)
+	if o.linked && n > 0 {
+		le(statics, 0, 8, uint64(fakeThreads+(n-1)*0x1000))
+		le(statics, 24, 4, uint64(n))
+	}
 	arr := make([]byte, 8*n)
 	slots := make([]byte, 8*n)
 	regions := []memRegion{{fakeStatics, statics}, {fakeList, list}, {fakeArray, arr}, {fakeSlots, slots}}
@@ -725,6 +748,9 @@ func fakeJVM(o fakeOpts) (*Table, map[string]uint64, []memRegion) {
 		}
 		if !th.noObject {
 			le(b, 0x460, 8, uint64(fakeSlots+8*i))
+		}
+		if o.linked && i > 0 {
+			le(b, 0x10, 8, jt-0x1000)
 		}
 		le(b, 0x480, 8, th.sp)
 		le(b, 0x488, 8, th.pc)
@@ -773,7 +799,7 @@ func fakeJVM(o fakeOpts) (*Table, map[string]uint64, []memRegion) {
 		copy(hb[0x300+16:], data)
 		regions = append(regions, memRegion{page, hb})
 	}
-	return fakeTable(o.zgen), syms, regions
+	return fakeTable(o.zgen, o.linked), syms, regions
 }
 
 var fakeSet = []fakeThread{
@@ -789,7 +815,7 @@ func fakeWant(threads []fakeThread) []Thread {
 		if th.noOSThread {
 			continue
 		}
-		w := Thread{TID: th.tid, JavaThread: uint64(fakeThreads + i*0x1000), State: threadStates(fakeTable(false))[int64(th.state)],
+		w := Thread{TID: th.tid, JavaThread: uint64(fakeThreads + i*0x1000), State: threadStates(fakeTable(false, false))[int64(th.state)],
 			LastJavaSP: th.sp, LastJavaPC: th.pc, LastJavaFP: th.fp}
 		if !th.badEetop && !th.noObject {
 			w.Name, w.ID, w.Daemon, w.JavaState = th.name, th.id, th.daemon, javaThreadState(th.status)
@@ -802,8 +828,9 @@ func fakeWant(threads []fakeThread) []Thread {
 func TestThreadsFake(t *testing.T) {
 	for _, o := range []fakeOpts{
 		{narrow: true, holder: true}, {holder: true}, {zgen: true, holder: true}, {narrow: true}, {zgen: true},
+		{narrow: true, linked: true}, {linked: true},
 	} {
-		t.Run(fmt.Sprintf("narrow=%v,zgen=%v,holder=%v", o.narrow, o.zgen, o.holder), func(t *testing.T) {
+		t.Run(fmt.Sprintf("narrow=%v,zgen=%v,holder=%v,linked=%v", o.narrow, o.zgen, o.holder, o.linked), func(t *testing.T) {
 			o.threads = fakeSet
 			got, err := memJVM(fakeJVM(o)).Threads()
 			if err != nil {
@@ -868,6 +895,37 @@ func TestThreadsFakeDamage(t *testing.T) {
 	}
 }
 
+// TestThreadsFakeLinked: JDK 11's linked thread list, damaged.
+func TestThreadsFakeLinked(t *testing.T) {
+	o := fakeOpts{narrow: true, linked: true, threads: fakeSet}
+	table, syms, regions := fakeJVM(o)
+	jt := func(i int) []byte {
+		for _, r := range regions {
+			if r.addr == uint64(fakeThreads+i*0x1000) {
+				return r.data
+			}
+		}
+		t.Fatalf("no JavaThread %d", i)
+		return nil
+	}
+	// The count disagrees with the list (a thread being added or removed): never settles.
+	binaryPut(regions[0].data[24:], uint32(len(fakeSet)+1))
+	if _, err := memJVM(table, syms, regions).Threads(); err == nil || !strings.Contains(err.Error(), "_number_of_threads") {
+		t.Errorf("count mismatch: %v", err)
+	}
+	binaryPut(regions[0].data[24:], uint32(len(fakeSet)))
+	// A stale _next that leads back into the list.
+	binaryPut(jt(0)[0x10:], uint32(fakeThreads+(len(fakeSet)-1)*0x1000))
+	if _, err := memJVM(table, syms, regions).Threads(); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("cycle: %v", err)
+	}
+	// Memory that is not there.
+	binaryPut(jt(0)[0x10:], 0x7000_0000)
+	if _, err := memJVM(table, syms, regions).Threads(); err == nil || !strings.Contains(err.Error(), "_next") {
+		t.Errorf("unreadable _next: %v", err)
+	}
+}
+
 func binaryPut(b []byte, v uint32) {
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
@@ -903,11 +961,12 @@ func FuzzThreads(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 8, 0xff})
 	f.Add([]byte{2, 0, 0, 0x10, 0x2c, 0x80, 0, 0, 0x20, 0x10, 0x01})
 	f.Add([]byte{4, 0, 0, 0x30, 0x0c, 0x7f})
+	f.Add([]byte{9, 0, 0, 0x10, 0x10, 0x08})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) == 0 {
 			return
 		}
-		o := fakeOpts{narrow: in[0]&1 != 0, zgen: in[0]&2 != 0, holder: in[0]&4 != 0, threads: fakeSet}
+		o := fakeOpts{narrow: in[0]&1 != 0, zgen: in[0]&2 != 0, holder: in[0]&4 != 0, linked: in[0]&8 != 0, threads: fakeSet}
 		table, syms, regions := fakeJVM(o)
 		total := 0
 		for _, r := range regions {
