@@ -1,0 +1,140 @@
+//go:build linux
+
+package vmstructs_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jvmkit/jvmkit/internal/testutil"
+	"github.com/jvmkit/jvmkit/perfmap"
+	"github.com/jvmkit/jvmkit/vmstructs"
+)
+
+// TestCodeCacheAgent checks the code cache of JDKs without Compiler.perfmap (before 17) against the
+// JVM's own JVMTI view of it: jvmkit's perf-map agent, whose CompiledMethodLoad and
+// DynamicCodeGenerated events name every compiled method and stub with its address and size. Later
+// JDKs are checked against Compiler.perfmap in TestCodeCache.
+func TestCodeCacheAgent(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		if jdk.Feature >= 17 {
+			t.Logf("%s has Compiler.perfmap: checked against it in TestCodeCache", jdk)
+			return
+		}
+		jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{
+			Main:    "ManyMethods",
+			JVMArgs: []string{"-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,gen.*::*"},
+			Args:    []string{"10", "100"},
+		})
+		ctx := context.Background()
+		vm, err := vmstructs.Open(ctx, jvm.PID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer vm.Close()
+		// Wait until most generated methods are compiled.
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			blobs, err := vm.CodeBlobs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, b := range blobs {
+				if b.Kind == vmstructs.KindNMethod && strings.Contains(b.MethodName, " gen.G") {
+					n++
+				}
+			}
+			if n >= 950 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d of 1000 generated methods compiled after 3 minutes", n)
+			}
+			time.Sleep(time.Second)
+		}
+
+		before, err := vm.CodeBlobs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent, err := perfmap.FromAgent(ctx, jvm.PID, perfmap.AgentOptions{Options: "dottedclass,cleanclass"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := vm.CodeBlobs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		type span struct{ start, size uint64 }
+		ours := map[span]string{}
+		stable := map[span]bool{} // nmethods present before and after the agent ran
+		seenBefore := map[span]bool{}
+		for _, b := range before {
+			seenBefore[span{b.Start, b.End - b.Start}] = true
+		}
+		for _, b := range append(before, after...) {
+			s := span{b.Start, b.End - b.Start}
+			ours[s] = agentStyle(b)
+			if b.Kind == vmstructs.KindNMethod && seenBefore[s] {
+				stable[s] = true
+			}
+		}
+		inAgent := map[span]bool{}
+		var methods, methodsOK, stubs, stubsOK int
+		var bad []string
+		for _, e := range agent {
+			s := span{e.Start, e.Size}
+			inAgent[s] = true
+			if strings.Contains(e.Name, "::") {
+				methods++
+				if ours[s] == e.Name {
+					methodsOK++
+				} else if len(bad) < 20 {
+					bad = append(bad, e.Name+" / ours: "+ours[s])
+				}
+				continue
+			}
+			stubs++
+			if ours[s] == e.Name {
+				stubsOK++
+			}
+		}
+		var found int
+		for s := range stable {
+			if inAgent[s] {
+				found++
+			}
+		}
+		t.Logf("%s: agent's compiled methods found with the same start, size and name: %d of %d; its other code: %d of %d; nmethods of the code cache (before and after) in the agent's map: %d of %d",
+			jdk.Name(), methodsOK, methods, stubsOK, stubs, found, len(stable))
+		for _, b := range bad {
+			t.Log(b)
+		}
+		if methods < 950 || methodsOK*100 < methods*99 {
+			t.Errorf("%d of the agent's %d compiled methods match ours, want >= 99%%", methodsOK, methods)
+		}
+		if len(stable) < 950 || found*100 < len(stable)*99 {
+			t.Errorf("%d of %d nmethods are in the agent's map, want >= 99%%", found, len(stable))
+		}
+	})
+}
+
+// agentStyle names a blob as the agent does with dottedclass,cleanclass: "pkg.Class::method" for
+// compiled methods (ours are "ret pkg.Class.method(args)"), generated code by its blob name.
+func agentStyle(b vmstructs.CodeBlob) string {
+	if b.MethodName == "" {
+		return b.Name
+	}
+	name, _, _ := strings.Cut(b.MethodName, "(")
+	if i := strings.LastIndexByte(name, ' '); i >= 0 {
+		name = name[i+1:]
+	}
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[:i] + "::" + name[i+1:]
+	}
+	return name
+}
