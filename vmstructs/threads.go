@@ -306,6 +306,7 @@ func (j *JVM) threadList(l *threadLayout) (token uint64, ptrs []uint64, err erro
 func (j *JVM) threadListToken(l *threadLayout) (uint64, error) {
 	if l.linked {
 		ptrs, err := j.walkThreadList(l)
+		slices.Reverse(ptrs)
 		return hashPtrs(ptrs), err
 	}
 	return j.static(l.list)
@@ -368,33 +369,49 @@ func (j *JVM) smrThreadList(l *threadLayout) (list uint64, ptrs []uint64, err er
 // are prepended and unlinked under Threads_lock, which this reader does not hold, and an unlinked
 // JavaThread is freed once no hazard pointer protects it: a walk can follow a stale _next. So the
 // list is walked until two walks in a row agree with each other and with Threads::_number_of_threads.
+// Under heavy thread churn that may never happen: then the threads that both of the last two walks
+// met are returned, each checked by readThread, and Threads drops those that left meanwhile.
 func (j *JVM) linkedThreadList(l *threadLayout) (token uint64, ptrs []uint64, err error) {
-	var lastErr error
+	const attempts = 32
 	prev, err := j.walkThreadList(l)
-	for range 16 {
-		if err != nil {
-			lastErr = err
-			prev, err = j.walkThreadList(l)
-			continue
-		}
-		var cur []uint64
+	var cur []uint64
+	for range attempts {
 		cur, err = j.walkThreadList(l)
-		if err != nil || !slices.Equal(prev, cur) {
-			lastErr = fmt.Errorf("vmstructs: threads: the thread list kept changing")
-			prev = cur
-			continue
-		}
-		if l.count.OK {
-			if n, cerr := j.static(l.count); cerr == nil && n != uint64(len(cur)) {
-				lastErr = fmt.Errorf("vmstructs: threads: %d threads linked, Threads::_number_of_threads says %d", len(cur), n)
-				prev, err = j.walkThreadList(l)
-				continue
+		switch {
+		case err != nil:
+		case !slices.Equal(prev, cur):
+		case l.count.OK:
+			if n, cerr := j.static(l.count); cerr == nil && n == uint64(len(cur)) {
+				return linkedResult(cur)
 			}
+		default:
+			return linkedResult(cur)
 		}
-		slices.Reverse(cur) // Threads::add prepends: oldest first, as the SMR lists and jcmd order them
-		return hashPtrs(cur), cur, nil
+		prev = cur
 	}
-	return 0, nil, lastErr
+	if err != nil {
+		return 0, nil, err
+	}
+	// Both of the last walks succeeded but never agreed: keep what they have in common.
+	in := make(map[uint64]bool, len(prev))
+	for _, p := range prev {
+		in[p] = true
+	}
+	both := cur[:0:0]
+	for _, p := range cur {
+		if in[p] {
+			both = append(both, p)
+		}
+	}
+	return linkedResult(both)
+}
+
+// linkedResult puts a walk in creation order (Threads::add prepends), oldest first as the SMR lists
+// and jcmd order threads.
+func linkedResult(ptrs []uint64) (uint64, []uint64, error) {
+	ptrs = slices.Clone(ptrs)
+	slices.Reverse(ptrs)
+	return hashPtrs(ptrs), ptrs, nil
 }
 
 // walkThreadList follows Threads::_thread_list once.

@@ -908,10 +908,11 @@ func TestThreadsFakeLinked(t *testing.T) {
 		t.Fatalf("no JavaThread %d", i)
 		return nil
 	}
-	// The count disagrees with the list (a thread being added or removed): never settles.
+	// The count never agrees with the list (as under heavy thread churn): the threads that the last
+	// two walks both met are read.
 	binaryPut(regions[0].data[24:], uint32(len(fakeSet)+1))
-	if _, err := memJVM(table, syms, regions).Threads(); err == nil || !strings.Contains(err.Error(), "_number_of_threads") {
-		t.Errorf("count mismatch: %v", err)
+	if got, err := memJVM(table, syms, regions).Threads(); err != nil || len(got) != len(fakeSet) {
+		t.Errorf("count mismatch: %d threads, %v", len(got), err)
 	}
 	binaryPut(regions[0].data[24:], uint32(len(fakeSet)))
 	// A stale _next that leads back into the list.
