@@ -88,13 +88,13 @@ type ccPerfEntry struct {
 }
 
 // ccPerfmap runs Compiler.perfmap and returns its entries. JDK 17 always writes /tmp/perf-<pid>.map
-// (removed afterwards; the test fails rather than remove a file it did not make); later JDKs take a
+// (removed afterwards; the test fails rather than remove a file it did not make), as does 21; 22+ take a
 // file name.
 func ccPerfmap(t testing.TB, jdk testutil.JDK, pid int) []ccPerfEntry {
 	t.Helper()
 	path := fmt.Sprintf("/tmp/perf-%d.map", pid)
 	args := []string{"Compiler.perfmap"}
-	if jdk.Feature >= 21 {
+	if jdk.Feature >= 22 { // the filename argument came with JDK 22 (21 still writes /tmp/perf-<pid>.map)
 		path = filepath.Join(t.TempDir(), "perf.map")
 		args = append(args, path)
 	} else if _, err := os.Lstat(path); err == nil {
@@ -106,6 +106,12 @@ func ccPerfmap(t testing.TB, jdk testutil.JDK, pid int) []ccPerfEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ccParsePerfmap(t, data)
+}
+
+// ccParsePerfmap parses a perf map the JVM wrote.
+func ccParsePerfmap(t testing.TB, data []byte) []ccPerfEntry {
+	t.Helper()
 	var out []ccPerfEntry
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	for sc.Scan() {

@@ -663,6 +663,8 @@ func TestOpenCore(t *testing.T) {
 	testutil.MustHaveTool(t, "gcore")
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		ctx := context.Background()
+		// A JDK of a root filesystem runs with that root's /usr: the core names its files as the JVM saw them.
+		coreOpts := CoreOptions{Root: jdk.Root}
 		j := testutil.StartJVM(t, jdk, smallJVM)
 		live, err := Open(ctx, j.PID)
 		if err != nil {
@@ -679,7 +681,7 @@ func TestOpenCore(t *testing.T) {
 			before, liveThreads := taskTIDs(t, j.PID), javaThreads(t, live)
 			path := gcore(t, j.PID, t.TempDir())
 			after := taskTIDs(t, j.PID)
-			core, err := OpenCoreFile(ctx, path)
+			core, err := OpenCore(ctx, path, coreOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -693,7 +695,7 @@ func TestOpenCore(t *testing.T) {
 			// Root: the paths resolve under it, and a libjvm.so of another build is refused.
 			root := t.TempDir()
 			top := "/" + strings.Split(strings.TrimPrefix(live.LibJVM, "/"), "/")[0] // "/usr", or "/var" for an extracted JDK
-			if err := os.Symlink(top, filepath.Join(root, top)); err != nil {
+			if err := os.Symlink(filepath.Join(jdk.Root, top), filepath.Join(root, top)); err != nil {
 				t.Fatal(err)
 			}
 			if rc, err := OpenCore(ctx, path, CoreOptions{Root: root}); err != nil {
@@ -728,7 +730,7 @@ func TestOpenCore(t *testing.T) {
 			}
 			for _, n := range []int64{0, 63, 64 + 56*3, st.Size() / 2, st.Size() - 1} {
 				cut := cutCopy(t, path, n)
-				cj, err := OpenCoreFile(ctx, cut)
+				cj, err := OpenCore(ctx, cut, coreOpts)
 				os.Remove(cut)
 				switch {
 				case err == nil && n == st.Size()-1 && cj.Core().Truncated():
@@ -752,7 +754,7 @@ func TestOpenCore(t *testing.T) {
 			before, liveThreads := taskTIDs(t, j.PID), javaThreads(t, live)
 			path := gcore(t, j.PID, t.TempDir())
 			after := taskTIDs(t, j.PID)
-			core, err := OpenCoreFile(ctx, path)
+			core, err := OpenCore(ctx, path, coreOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -794,7 +796,7 @@ func TestOpenCore(t *testing.T) {
 			if err := j.Wait(2 * time.Minute); err == nil || !strings.Contains(err.Error(), "core dumped") {
 				t.Fatalf("the JVM did not dump core: %v", err)
 			}
-			core, err := OpenCoreFile(ctx, path)
+			core, err := OpenCore(ctx, path, coreOpts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,8 +58,8 @@ func (j *JVM) javaHeap() (*javaHeap, error) {
 	}
 	h.narrow = narrow
 	if narrow {
-		// JDK 11 exports the members of Universe::_narrow_oop, JDK 17 those of
-		// CompressedOops::_narrow_oop, JDK 21+ the flattened statics.
+		// JDK 11 exports the members of Universe::_narrow_oop, JDK 17 and 21 those of
+		// CompressedOops::_narrow_oop, JDK 25 the flattened statics.
 		base := r.field("CompressedOops|Universe", "_narrow_oop._base|_base")
 		shift := r.field("CompressedOops|Universe", "_narrow_oop._shift|_shift")
 		if err := r.err("heap references"); err != nil {

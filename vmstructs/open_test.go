@@ -33,6 +33,7 @@ func TestOpen(t *testing.T) {
 			want := map[int]map[string]uint64{
 				11: {"CodeBlob::_name": 96, "Method::_constMethod": 8, "JavaThread::_osthread": 624},
 				17: {"CodeBlob::_name": 96, "Method::_constMethod": 8},
+				21: {"CodeBlob::_name": 64, "Method::_constMethod": 8, "JavaThread::_osthread": 792},
 				25: {"CodeBlob::_name": 8, "Method::_constMethod": 8},
 			}[jdk.Feature]
 			for k, off := range want {

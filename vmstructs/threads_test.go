@@ -51,6 +51,12 @@ func jcmdThreads(t *testing.T, jdk testutil.JDK, pid int) map[int]*jthread {
 	if err != nil {
 		t.Fatalf("jcmd Thread.print: %v\n%s", err, out)
 	}
+	return parseThreadPrint(t, out)
+}
+
+// parseThreadPrint returns the Java threads of Thread.print's output by nid.
+func parseThreadPrint(t *testing.T, out []byte) map[int]*jthread {
+	t.Helper()
 	m := map[int]*jthread{}
 	var cur *jthread
 	sc := bufio.NewScanner(bytes.NewReader(out))

@@ -27,8 +27,9 @@
 // So the path through /proc/<pid>/root is used only when the file opened there is the mapped one
 // (device and inode equal to the mapping's), and /proc/<pid>/map_files/<start>-<end> otherwise: that
 // link always reaches the mapped file, but following it needs CAP_SYS_ADMIN (proc(5)). The path is
-// opened with O_NONBLOCK, so a FIFO planted at a container's library path cannot block the reader,
-// and only a regular file is accepted.
+// opened in the process's root with RESOLVE_NO_SYMLINKS (d_path gives none; one found there now was
+// planted since) and O_NONBLOCK, so a FIFO planted at a container's library path cannot block the
+// reader, and only a regular file is accepted.
 //
 // # Writes by another process
 //

@@ -21,17 +21,31 @@ func OpenMapped(proc procfs.FS, pid int, m procfs.Mapping) (*os.File, error) {
 	}
 	var rootErr error
 	if !m.Deleted {
-		f, err := openIfMapped(proc.Path(pid, "root", m.Path), m)
+		// The maps path is the kernel's d_path, which has no symbolic links: one met now was put there
+		// since, and the file is then reached through map_files, never through the link.
+		root := proc.Path(pid, "root")
+		name := root + m.Path
+		fd, err := Open(root, m.Path, unix.O_RDONLY|unix.O_NONBLOCK, unix.RESOLVE_NO_SYMLINKS)
 		if err == nil {
-			return f, nil
+			var f *os.File
+			if f, err = mappedFile(fd, name, m); err == nil {
+				return f, nil
+			}
 		}
 		rootErr = err
 	}
-	// map_files is the kernel's own link to the mapping's file: only its kind is checked, since kernels
-	// have differed in which of an overlayfs file's two inodes maps and map_files show.
-	f, err := openIfMapped(proc.Path(pid, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End)), procfs.Mapping{})
+	// map_files is the kernel's own link to the mapping's file (a magic link, which Open refuses): only
+	// its kind is checked, since kernels have differed in which of an overlayfs file's two inodes maps
+	// and map_files show.
+	name := proc.Path(pid, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End))
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err == nil {
-		return f, nil
+		var f *os.File
+		if f, err = mappedFile(fd, name, procfs.Mapping{}); err == nil {
+			return f, nil
+		}
+	} else {
+		err = &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	if rootErr == nil {
 		return nil, fmt.Errorf("open %s (deleted) mapped by %d: %w", m.Path, pid, err)
@@ -43,26 +57,18 @@ func OpenMapped(proc procfs.FS, pid int, m procfs.Mapping) (*os.File, error) {
 	return nil, fmt.Errorf("open %s mapped by %d: through its root: %s; through map_files: %w", m.Path, pid, rootErr.Error(), err)
 }
 
-// openIfMapped opens path and keeps it only if it is a regular file with m's device and inode (any, when
-// m.Inode is 0).
-func openIfMapped(path string, m procfs.Mapping) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
+// mappedFile keeps fd, opened non-blocking, only if it is a regular file with m's device and inode (any,
+// when m.Inode is 0).
+func mappedFile(fd int, name string, m procfs.Mapping) (*os.File, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return nil, fmt.Errorf("%s is not a regular file", path)
+	f, err := regularFile(fd, name, &st)
+	if err != nil {
+		return nil, err
 	}
 	if m.Inode != 0 && (st.Ino != m.Inode || unix.Major(st.Dev) != m.DevMajor || unix.Minor(st.Dev) != m.DevMinor) {
-		unix.Close(fd)
+		f.Close()
 		return nil, fmt.Errorf("%s is not the mapped file (device %d:%d inode %d, mapped %d:%d inode %d)",
-			path, unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino, m.DevMajor, m.DevMinor, m.Inode)
+			name, unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino, m.DevMajor, m.DevMinor, m.Inode)
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return f, nil
 }

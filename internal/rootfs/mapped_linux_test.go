@@ -128,6 +128,21 @@ func TestOpenMapped(t *testing.T) {
 		m.Path = fifo
 		open(t, m, "real", "/map_files/")
 	})
+	t.Run("symlink", func(t *testing.T) {
+		// A link in the path (put there after the mapping: maps paths have none) is never followed.
+		real := filepath.Join(dir, "real")
+		if err := os.Mkdir(real, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(real, "lib.so")
+		writeFile(t, p, "linked")
+		m := mapFile(t, p)
+		if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
+			t.Fatal(err)
+		}
+		m.Path = filepath.Join(dir, "link", "lib.so")
+		open(t, m, "linked", "/map_files/")
+	})
 	t.Run("gone", func(t *testing.T) {
 		p := filepath.Join(dir, "unmapped.so")
 		writeFile(t, p, "x")

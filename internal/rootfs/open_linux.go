@@ -65,7 +65,13 @@ func OpenRegular(root, path, name string) (*os.File, error) {
 		return nil, err
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	return regularFile(fd, name, &st)
+}
+
+// regularFile turns fd, opened non-blocking, into a blocking *os.File named name if it is a regular file,
+// and fills in st; otherwise it closes fd and fails with ErrNotRegular.
+func regularFile(fd int, name string, st *unix.Stat_t) (*os.File, error) {
+	if err := unix.Fstat(fd, st); err != nil {
 		unix.Close(fd)
 		return nil, &os.PathError{Op: "stat", Path: name, Err: err}
 	}
