@@ -29,7 +29,7 @@ type Flag struct {
 	Origin string `json:"origin"`
 	// Kinds are the flag's kind bits in VM.flags -all order and spelling ("product", "manageable",
 	// "diagnostic", "experimental", "notproduct", "develop", "pd", "C1", "C2", "ARCH", "JVMCI",
-	// "lp64_product"); nil where the bit layout is unknown (see kinds17 and kinds25).
+	// "lp64_product", "rw" on JDK 11); nil where the bit layout is unknown (see kindLayouts).
 	Kinds []string `json:"kinds"`
 	Addr  uint64   `json:"addr"` // address of the value in the JVM
 

@@ -96,8 +96,17 @@ func (a *jvmkit) printFlags(cmd *cobra.Command, target string, names []string) e
 			return err
 		}
 	} else {
+		unknown := 0
 		for _, f := range flags {
 			writeFlagLine(a.stdout, f)
+			if f.Kinds == nil || f.Origin == "" {
+				unknown++
+			}
+		}
+		if unknown > 0 {
+			// An empty {} would read as data: say that this JDK's bit layout is not known to us.
+			v, _ := j.Version()
+			fmt.Fprintf(a.stderr, "jvmkit: flags: the kinds or origins of %d flags are not known for this JVM (%s): their {} are not what VM.flags prints; use jcmd <pid> VM.flags -all for them\n", unknown, v)
 		}
 		a.noteChanges(j.PID, changes, history)
 	}
