@@ -23,6 +23,7 @@ import (
 //	value  0       8     firings
 //	       8       8     firings with a summed value out of SumMin..SumMax (not summed)
 //	       16      8*s   sums of the summed arguments
+//	       ...           with a Weight: 8 bytes of summed weights, 8 of firings without a weight
 //	       ...           with a string: s32 bytes copied (or -errno), u32 0, StringSize bytes
 //
 // A string (such as HotSpot's class name, a pointer and a length) is copied once, by the firing that
@@ -57,7 +58,55 @@ type AggregateOptions struct {
 	// MaxKeys bounds the number of entries; default 16384. Firings with a new key once the map is full
 	// are counted by Aggregator.Missed.
 	MaxKeys int
+	// Weight, when set, weighs each firing by how much a per-thread counter in the traced process grew
+	// since the same thread's previous firing (Bucket.Weight sums it per key).
+	Weight *ThreadWeight
 }
+
+// ThreadWeight weighs each firing by the growth of a counter of the firing thread, read from the traced
+// process's memory in the probe's context: the counter is the sum of the 64-bit values at Add minus those
+// at Sub, offsets from the thread's base address that Aggregator.SetThread gives (HotSpot: a
+// JavaThread's allocated bytes, the weight of JFR's allocation samples). A thread's first firing is
+// weighed from the counter value SetThread gave, or not at all if that was 0. Firings of threads without
+// a base, with an unreadable counter or with a growth above Max are counted in Bucket.Unweighted instead.
+type ThreadWeight struct {
+	Add, Sub []int32
+	// Epoch, when set, is the offset of a 64-bit value that changes when the thread starts a new
+	// allocation buffer (HotSpot: its TLAB's start), and makes the weights those of a sample taken at
+	// each new buffer, as JFR's allocation samples are: a firing that sees a new Epoch weighs the counter's
+	// growth since the previous such firing; a firing where Direct (the offset of a value that grows by
+	// what the thread allocates outside a buffer: HotSpot's allocated bytes) grew but Epoch did not
+	// weighs Direct's growth alone, which the next buffer's firing does not weigh again; other firings
+	// (allocations inside the current buffer, which some code reports one by one) weigh 0, the buffer's
+	// sample standing for them.
+	Epoch, Direct *int32
+	// Own and Top, with an Epoch, weigh a firing inside the current buffer by its own size: argument Own's
+	// value, if it is at least 8 and at most the growth of the 64-bit value at offset Top (the buffer's
+	// top) since the thread's previous firing; that size is then not weighed again by the next buffer's
+	// firing. (Code that reports every allocation reports its size: weighing it exactly leaves less to
+	// the buffer samples, and so less variance.)
+	Own *int
+	Top *int32
+	// Threads are given their base before the uprobes are attached, so that no firing of theirs goes
+	// unweighted for want of one.
+	Threads []WeightedThread
+	// Max, when not 0, is the largest weight taken (a counter that went back, or a thread whose base is
+	// stale because the tid was reused, gives an absurd growth).
+	Max uint64
+	// MaxThreads bounds the threads with a base; default 4096.
+	MaxThreads int
+}
+
+// WeightedThread is a thread's base address and the values now of ThreadWeight's counter, Epoch and
+// Direct (see Aggregator.SetThread).
+type WeightedThread struct {
+	TID                         int
+	Base                        uint64
+	Counter, Epoch, Direct, Top uint64
+}
+
+// maxWeightTerms bounds ThreadWeight.Add plus Sub.
+const maxWeightTerms = 4
 
 const defaultMaxKeys = 16384
 
@@ -82,6 +131,21 @@ func (o *AggregateOptions) withDefaults() (AggregateOptions, error) {
 	case r.PID < 0 || r.PID > 1<<31-1:
 		return r, fmt.Errorf("usdt: pid %d", r.PID)
 	}
+	if w := r.Weight; w != nil {
+		ww := *w
+		if ww.MaxThreads == 0 {
+			ww.MaxThreads = 4096
+		}
+		switch {
+		case len(ww.Add) == 0 || len(ww.Add)+len(ww.Sub) > maxWeightTerms:
+			return r, fmt.Errorf("usdt: aggregate: a weight of %d+%d terms (1 to %d, at least one added)", len(ww.Add), len(ww.Sub), maxWeightTerms)
+		case ww.MaxThreads < 1 || ww.MaxThreads > 1<<20:
+			return r, fmt.Errorf("usdt: aggregate: %d weighted threads", ww.MaxThreads)
+		case (ww.Direct != nil || ww.Own != nil) && ww.Epoch == nil || (ww.Own == nil) != (ww.Top == nil):
+			return r, fmt.Errorf("usdt: aggregate: a weight with Direct or Own needs an Epoch, and Own and Top go together")
+		}
+		r.Weight = &ww
+	}
 	return r, nil
 }
 
@@ -89,6 +153,9 @@ func (o *AggregateOptions) keySize() int { return 8 + 8*len(o.Key) }
 
 func (o *AggregateOptions) valueSize() int {
 	n := 16 + 8*len(o.Sum)
+	if o.Weight != nil {
+		n += 16
+	}
 	if o.String != nil {
 		n += strHeader + o.StringSize
 	}
@@ -106,12 +173,16 @@ type Bucket struct {
 	OutOfRange uint64
 	// String is AggregateOptions.String as copied when the key was first seen (Arg -1 when there is none).
 	String String
+	// Weight is the sum of the firings' weights (AggregateOptions.Weight), Unweighted the firings that
+	// had none.
+	Weight, Unweighted uint64
 }
 
 // Map names the aggregation programs refer to.
 const (
-	mapCounts = "counts" // BPF_MAP_TYPE_HASH, key → value as above
-	mapMissed = "missed" // BPF_MAP_TYPE_PERCPU_ARRAY, [0]: firings whose new key did not fit
+	mapCounts  = "counts"  // BPF_MAP_TYPE_HASH, key → value as above
+	mapMissed  = "missed"  // BPF_MAP_TYPE_PERCPU_ARRAY, [0]: firings whose new key did not fit
+	mapThreads = "threads" // BPF_MAP_TYPE_HASH, u32 tid → u64 base, u64 the counter at its previous firing
 )
 
 // aggSpec is what the aggregation program of one site needs.
@@ -146,6 +217,7 @@ func (s *aggSpec) validate() error {
 //
 //	-8                  scratch for arguments in memory
 //	-16                 1 if a summed value is out of range, else 0
+//	-24, -32, -40, -48  with a Weight: the weight, 1 if there is none, the tid, the counter
 //	sumsOff..           the summed values (0 when out of range)
 //	keyOff..            the key
 //	valOff..            a new entry's value
@@ -167,7 +239,11 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 	)
 	o := s.opts
 	const overOff = -16
+	const weightOff, unweightedOff, tidOff, counterOff, epochOff, directOff, topOff, ownOff = -24, -32, -40, -48, -56, -64, -72, -80
 	sumsOff := int16(overOff - 8*len(o.Sum))
+	if o.Weight != nil {
+		sumsOff = int16(ownOff - 8*len(o.Sum))
+	}
 	keyOff := sumsOff - int16(o.keySize())
 	valOff := keyOff - int16(o.valueSize())
 	if valOff < -512 {
@@ -261,6 +337,149 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 			asm.Mov.Imm(asm.R0, 0).WithSymbol("sums_done"),
 		)
 	}
+	if w := o.Weight; w != nil {
+		thread := ptr // the thread's entry; ptr is free until a new key's string is read
+		add(
+			asm.FnGetCurrentPidTgid.Call(),
+			asm.StoreMem(asm.R10, tidOff, asm.R0, asm.Word), // the low half: the tid
+			asm.LoadMapPtr(asm.R1, 0).WithReference(mapThreads),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, tidOff),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "no_weight"),
+			asm.Mov.Reg(thread, asm.R0),
+			asm.Mov.Imm(asm.R1, 0),
+			asm.StoreMem(asm.R10, counterOff, asm.R1, asm.DWord),
+		)
+		// read puts the 64-bit value at off from the thread's base into R0, or leaves for no_weight.
+		read := func(off int32) {
+			add(
+				asm.Mov.Reg(asm.R1, asm.R10),
+				asm.Add.Imm(asm.R1, -8),
+				asm.Mov.Imm(asm.R2, 8),
+				asm.LoadMem(asm.R3, thread, 0, asm.DWord),
+				asm.Add.Imm(asm.R3, off),
+				asm.FnProbeReadUser.Call(),
+				asm.JNE.Imm(asm.R0, 0, "no_weight"),
+				asm.LoadMem(asm.R0, asm.R10, -8, asm.DWord),
+			)
+		}
+		terms := append(append([]int32(nil), w.Add...), w.Sub...)
+		for k, off := range terms {
+			op := asm.Add
+			if k >= len(w.Add) {
+				op = asm.Sub
+			}
+			read(off)
+			add(
+				asm.LoadMem(asm.R1, asm.R10, counterOff, asm.DWord),
+				op.Reg(asm.R1, asm.R0),
+				asm.StoreMem(asm.R10, counterOff, asm.R1, asm.DWord),
+			)
+		}
+		// The thread's own firings are the only writers of its entry's values (the probe runs on it):
+		// [8] the counter at the previous weighed firing, 0 for none yet, [16] Epoch, [24] Direct.
+		if w.Epoch == nil {
+			add(
+				asm.LoadMem(asm.R1, asm.R10, counterOff, asm.DWord),
+				asm.LoadMem(asm.R2, thread, 8, asm.DWord),
+				asm.StoreMem(thread, 8, asm.R1, asm.DWord),
+				asm.JEq.Imm(asm.R2, 0, "no_weight"),
+				asm.Sub.Reg(asm.R1, asm.R2),
+			)
+		} else {
+			read(*w.Epoch)
+			add(asm.StoreMem(asm.R10, epochOff, asm.R0, asm.DWord))
+			if w.Direct != nil {
+				read(*w.Direct)
+			} else {
+				add(asm.Mov.Imm(asm.R0, 0))
+			}
+			add(asm.StoreMem(asm.R10, directOff, asm.R0, asm.DWord))
+			if w.Top != nil {
+				read(*w.Top)
+				add(asm.StoreMem(asm.R10, topOff, asm.R0, asm.DWord))
+				if err := load(*w.Own); err != nil {
+					return nil, err
+				}
+				add(asm.StoreMem(asm.R10, ownOff, asm.R0, asm.DWord))
+			} else {
+				add(
+					asm.Mov.Imm(asm.R0, 0),
+					asm.StoreMem(asm.R10, topOff, asm.R0, asm.DWord),
+					asm.StoreMem(asm.R10, ownOff, asm.R0, asm.DWord),
+				)
+			}
+			add(
+				asm.LoadMem(asm.R1, asm.R10, counterOff, asm.DWord),
+				asm.LoadMem(asm.R2, thread, 8, asm.DWord),
+				asm.LoadMem(asm.R3, asm.R10, epochOff, asm.DWord),
+				asm.LoadMem(asm.R4, asm.R10, directOff, asm.DWord),
+				asm.JEq.Imm(asm.R2, 0, "first"),
+				asm.LoadMem(asm.R5, thread, 16, asm.DWord),
+				asm.JNE.Reg(asm.R3, asm.R5, "new_epoch"),
+				asm.LoadMem(asm.R5, thread, 24, asm.DWord),
+				asm.JNE.Reg(asm.R4, asm.R5, "direct"),
+				// Inside the current buffer: its own size where the argument gives a plausible one, else 0.
+				asm.LoadMem(asm.R3, asm.R10, topOff, asm.DWord),
+				asm.LoadMem(asm.R4, thread, 32, asm.DWord),
+				asm.StoreMem(thread, 32, asm.R3, asm.DWord),
+				asm.Mov.Imm(asm.R1, 0),
+				asm.JEq.Imm(asm.R4, 0, "weighed"),
+				asm.JLT.Reg(asm.R3, asm.R4, "weighed"),
+				asm.Sub.Reg(asm.R3, asm.R4),
+				asm.LoadMem(asm.R5, asm.R10, ownOff, asm.DWord),
+				asm.JLT.Imm(asm.R5, 8, "weighed"),
+				asm.JGT.Reg(asm.R5, asm.R3, "weighed"),
+				asm.Add.Reg(asm.R2, asm.R5),
+				asm.StoreMem(thread, 8, asm.R2, asm.DWord),
+				asm.Mov.Reg(asm.R1, asm.R5),
+				asm.Ja.Label("weighed"),
+				// Outside a buffer: Direct's growth, taken out of what the next buffer's firing weighs.
+				asm.StoreMem(thread, 24, asm.R4, asm.DWord).WithSymbol("direct"),
+				asm.Sub.Reg(asm.R4, asm.R5),
+				asm.Add.Reg(asm.R2, asm.R4),
+				asm.StoreMem(thread, 8, asm.R2, asm.DWord),
+				asm.LoadMem(asm.R3, asm.R10, topOff, asm.DWord),
+				asm.StoreMem(thread, 32, asm.R3, asm.DWord),
+				asm.Mov.Reg(asm.R1, asm.R4),
+				asm.Ja.Label("weighed"),
+				// The first firing only sets the values.
+				asm.StoreMem(thread, 8, asm.R1, asm.DWord).WithSymbol("first"),
+				asm.StoreMem(thread, 16, asm.R3, asm.DWord),
+				asm.StoreMem(thread, 24, asm.R4, asm.DWord),
+				asm.LoadMem(asm.R3, asm.R10, topOff, asm.DWord),
+				asm.StoreMem(thread, 32, asm.R3, asm.DWord),
+				asm.Ja.Label("no_weight"),
+				// A new buffer: everything since the previous one, less what other firings weighed.
+				asm.StoreMem(thread, 8, asm.R1, asm.DWord).WithSymbol("new_epoch"),
+				asm.StoreMem(thread, 16, asm.R3, asm.DWord),
+				asm.StoreMem(thread, 24, asm.R4, asm.DWord),
+				asm.LoadMem(asm.R3, asm.R10, topOff, asm.DWord),
+				asm.StoreMem(thread, 32, asm.R3, asm.DWord),
+				asm.Sub.Reg(asm.R1, asm.R2),
+				asm.Mov.Reg(asm.R0, asm.R1).WithSymbol("weighed"),
+			)
+		}
+		if w.Max != 0 {
+			add(
+				asm.LoadImm(asm.R2, int64(w.Max), asm.DWord),
+				asm.JGT.Reg(asm.R1, asm.R2, "no_weight"),
+			)
+		}
+		add(
+			asm.StoreMem(asm.R10, weightOff, asm.R1, asm.DWord),
+			asm.Mov.Imm(asm.R1, 0),
+			asm.StoreMem(asm.R10, unweightedOff, asm.R1, asm.DWord),
+			asm.Ja.Label("weight_done"),
+			asm.Mov.Imm(asm.R1, 0).WithSymbol("no_weight"),
+			asm.StoreMem(asm.R10, weightOff, asm.R1, asm.DWord),
+			asm.Mov.Imm(asm.R1, 1),
+			asm.StoreMem(asm.R10, unweightedOff, asm.R1, asm.DWord),
+			asm.Mov.Imm(asm.R0, 0).WithSymbol("weight_done"),
+		)
+	}
+	weightSlot := int16(16 + 8*len(o.Sum)) // in the value
 	lookup := func(miss string) {
 		add(
 			asm.LoadMapPtr(asm.R1, 0).WithReference(mapCounts),
@@ -287,8 +506,17 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 			asm.StoreMem(asm.R10, valOff+16+int16(8*k), asm.R0, asm.DWord),
 		)
 	}
+	if o.Weight != nil {
+		add(
+			asm.LoadMem(asm.R0, asm.R10, weightOff, asm.DWord),
+			asm.StoreMem(asm.R10, valOff+weightSlot, asm.R0, asm.DWord),
+			asm.LoadMem(asm.R0, asm.R10, unweightedOff, asm.DWord),
+			asm.StoreMem(asm.R10, valOff+weightSlot+8, asm.R0, asm.DWord),
+		)
+		weightSlot += 16
+	}
 	if str := o.String; str != nil {
-		slot := valOff + int16(16+8*len(o.Sum))
+		slot := valOff + weightSlot
 		add(asm.Mov.Imm(asm.R1, 0))
 		for off := int16(0); off < int16(strHeader+o.StringSize); off += 8 {
 			add(asm.StoreMem(asm.R10, slot+off, asm.R1, asm.DWord))
@@ -368,6 +596,13 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 		xadd.Offset = int16(16 + 8*k)
 		add(asm.LoadMem(asm.R1, asm.R10, sumsOff+int16(8*k), asm.DWord), xadd)
 	}
+	if o.Weight != nil {
+		for k, off := range []int16{weightOff, unweightedOff} {
+			xadd := asm.StoreXAdd(entry, asm.R1, asm.DWord)
+			xadd.Offset = int16(16+8*len(o.Sum)) + int16(8*k)
+			add(asm.LoadMem(asm.R1, asm.R10, off, asm.DWord), xadd)
+		}
+	}
 	add(
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
 		asm.Return(),
@@ -392,8 +627,12 @@ func decodeBucket(o *AggregateOptions, specs []aggSpec, key, val []byte) (Bucket
 	for k := range o.Sum {
 		b.Sums = append(b.Sums, ne.Uint64(val[16+8*k:]))
 	}
+	off := 16 + 8*len(o.Sum)
+	if o.Weight != nil {
+		b.Weight, b.Unweighted = ne.Uint64(val[off:]), ne.Uint64(val[off+8:])
+		off += 16
+	}
 	if str := o.String; str != nil {
-		off := 16 + 8*len(o.Sum)
 		n := int32(ne.Uint32(val[off:]))
 		data := val[off+strHeader:]
 		b.String.Arg = str.Ptr

@@ -2,6 +2,7 @@ package usdt
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -17,9 +18,10 @@ type Aggregator struct {
 	sites  []Site
 	specs  []aggSpec
 	opts   AggregateOptions
-	counts *ebpf.Map
-	missed *ebpf.Map
-	progs  []*ebpf.Program
+	counts  *ebpf.Map
+	missed  *ebpf.Map
+	threads *ebpf.Map // with a Weight
+	progs   []*ebpf.Program
 
 	mu       sync.Mutex
 	links    []link.Link
@@ -73,6 +75,18 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 	if err != nil {
 		return nil, bpfError("create miss counter", err)
 	}
+	if opts.Weight != nil {
+		a.threads, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_threads", Type: ebpf.Hash, KeySize: 4, ValueSize: 40,
+			MaxEntries: uint32(opts.Weight.MaxThreads)})
+		if err != nil {
+			return nil, bpfError("create thread map", err)
+		}
+		for _, th := range opts.Weight.Threads {
+			if err := a.SetThread(th); err != nil {
+				return nil, err
+			}
+		}
+	}
 	up := &uprober{pid: opts.PID}
 	for i := range a.specs {
 		if err := ctx.Err(); err != nil {
@@ -88,6 +102,11 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 		}
 		if err := insns.AssociateMap(mapMissed, a.missed); err != nil {
 			return nil, fmt.Errorf("usdt: %w", err)
+		}
+		if a.threads != nil {
+			if err := insns.AssociateMap(mapThreads, a.threads); err != nil {
+				return nil, fmt.Errorf("usdt: %w", err)
+			}
 		}
 		prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 			Name: "usdt_count", Type: ebpf.Kprobe, License: "GPL", Instructions: insns,
@@ -151,6 +170,37 @@ func (a *Aggregator) Missed() (uint64, error) {
 	return n, nil
 }
 
+// SetThread gives thread th.TID (a host tid of the traced process) its base address for the Weight's
+// values, and their values now: the thread's next firing is weighed from them (not weighed, if the
+// counter is 0: it only sets them).
+func (a *Aggregator) SetThread(th WeightedThread) error {
+	if a.threads == nil {
+		return fmt.Errorf("usdt: SetThread: the aggregation has no Weight")
+	}
+	var v [40]byte
+	ne := binary.NativeEndian
+	ne.PutUint64(v[:], th.Base)
+	ne.PutUint64(v[8:], th.Counter)
+	ne.PutUint64(v[16:], th.Epoch)
+	ne.PutUint64(v[24:], th.Direct)
+	ne.PutUint64(v[32:], th.Top)
+	if err := a.threads.Update(uint32(th.TID), v[:], ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("usdt: set thread %d: %w", th.TID, err)
+	}
+	return nil
+}
+
+// DeleteThread forgets thread tid's base (it exited: its tid may be reused).
+func (a *Aggregator) DeleteThread(tid int) error {
+	if a.threads == nil {
+		return nil
+	}
+	if err := a.threads.Delete(uint32(tid)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("usdt: delete thread %d: %w", tid, err)
+	}
+	return nil
+}
+
 // Stop detaches the uprobes, so that the counts stop changing; Snapshot still reads them.
 func (a *Aggregator) Stop() error {
 	a.mu.Lock()
@@ -171,7 +221,7 @@ func (a *Aggregator) Close() error {
 		for _, p := range a.progs {
 			errs = append(errs, p.Close())
 		}
-		for _, m := range []*ebpf.Map{a.counts, a.missed} {
+		for _, m := range []*ebpf.Map{a.counts, a.missed, a.threads} {
 			if m != nil {
 				errs = append(errs, m.Close())
 			}

@@ -32,3 +32,9 @@ func (a *Aggregator) Stop() error { return nil }
 
 // Close does nothing.
 func (a *Aggregator) Close() error { return nil }
+
+// SetThread returns ErrNotSupported.
+func (a *Aggregator) SetThread(WeightedThread) error { return ErrNotSupported }
+
+// DeleteThread returns ErrNotSupported.
+func (a *Aggregator) DeleteThread(int) error { return ErrNotSupported }

@@ -35,9 +35,29 @@ type allocJSON struct {
 }
 
 const sampleNote = "sample: DTraceAllocProbes was switched on at run time, so compiled code fires only on its slow " +
-	"paths (a new TLAB, an allocation outside a TLAB) and interpreted code on every allocation. A thread takes a " +
-	"slow path about once per TLAB's worth of bytes, so a class's share of the samples roughly estimates its share " +
-	"of the bytes allocated (read it as a ranking); counts and bytes are those of the samples, not totals"
+	"paths (a new TLAB, an allocation outside a TLAB) and interpreted code on every allocation"
+
+// sizesNote says how a profile's bytes were sized.
+func sizesNote(p *hotspot.AllocProfile) string {
+	switch p.Sizes {
+	case hotspot.SizesWeights:
+		return "bytes are estimates: each sample weighs the bytes its thread allocated since its previous sample " +
+			"(the JavaThread's allocated-bytes counter, read in the probe: the weight of JFR's ObjectAllocationSample), " +
+			"so they sum to what the sampled threads allocated; counts are samples, not allocations"
+	case hotspot.SizesClass:
+		switch {
+		case p.WeightSizes:
+			return "instance sizes from each class's layout helper, other sizes from the bytes the thread allocated at each firing"
+		case p.ProbeSizes:
+			return "instance sizes from each class's layout helper, other sizes as the probe passed them"
+		}
+		return "instance sizes from each class's layout helper; this JVM's probe passes wrong sizes, so other sizes are unknown"
+	}
+	if p.ProbeSizes {
+		return "sizes as the probe passed them"
+	}
+	return "sizes as the probe passed them, out-of-range ones left out"
+}
 
 func (a *jvmkit) allocCmd() *cobra.Command {
 	var duration time.Duration
@@ -330,7 +350,7 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	if err != nil {
 		return err
 	}
-	tr, err := hotspot.TraceAlloc(ctx, pid, mods, hotspot.AllocOptions{Events: events})
+	tr, err := hotspot.TraceAlloc(ctx, pid, mods, hotspot.AllocOptions{Events: events, Weights: true, Sampled: !on})
 	if err != nil {
 		return err
 	}
@@ -368,6 +388,9 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	if prof.Lost > 0 {
 		fmt.Fprintf(a.stderr, "jvmkit: alloc: %d allocations were not counted (too many classes or a full buffer)\n", prof.Lost)
 	}
+	if sample && prof.Sizes == hotspot.SizesWeights {
+		hotspot.SortClasses(prof.Classes, true) // the estimate of bytes is the point of a weighted sample
+	}
 	shown := prof.Classes
 	if top > 0 && len(shown) > top {
 		shown = shown[:top]
@@ -375,9 +398,9 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	switch {
 	case a.json:
 		out := allocJSON{PID: pid, Version: version, DurationNS: elapsed.Nanoseconds(), Mode: "all", Switched: switched,
-			Flags: flags, Profile: prof}
+			Flags: flags, Profile: prof, Note: sizesNote(prof)}
 		if sample {
-			out.Mode, out.Note = "sample", sampleNote
+			out.Mode, out.Note = "sample", sampleNote+"; "+out.Note
 		}
 		p := *prof
 		p.Classes = shown
@@ -390,7 +413,7 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 		w := bufio.NewWriter(a.stdout)
 		for _, c := range shown {
 			v := c.Bytes
-			if sample {
+			if sample && prof.Sizes != hotspot.SizesWeights {
 				v = c.Count
 			}
 			fmt.Fprintf(w, "%s %d\n", strings.ReplaceAll(c.Class, " ", "_"), v)
@@ -402,17 +425,26 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 
 func writeAllocTable(out io.Writer, pid int, version string, elapsed time.Duration, sample bool, prof *hotspot.AllocProfile, shown []hotspot.ClassAlloc) error {
 	w := bufio.NewWriter(out)
-	what := "allocations"
+	what, bytes := "allocations", formatBytes(prof.Bytes)
 	if sample {
 		what = "sampled allocations"
+		if prof.Sizes == hotspot.SizesWeights {
+			bytes = "standing for " + bytes
+		}
 	}
-	fmt.Fprintf(w, "# process %d (%s), %.1fs: %d %s, %s\n", pid, version, elapsed.Seconds(), prof.Count, what, formatBytes(prof.Bytes))
+	if prof.Unsized > 0 {
+		bytes += fmt.Sprintf(" (+ %d allocations of unknown size)", prof.Unsized)
+	}
+	fmt.Fprintf(w, "# process %d (%s), %.1fs: %d %s, %s\n", pid, version, elapsed.Seconds(), prof.Count, what, bytes)
 	if sample {
 		fmt.Fprintf(w, "# %s.\n", sampleNote)
-		fmt.Fprintf(w, "%12s %7s %12s  %s\n", "samples", "share", "bytes", "class")
-	} else {
-		fmt.Fprintf(w, "%12s %7s %12s %7s  %s\n", "count", "count%", "bytes", "bytes%", "class")
 	}
+	fmt.Fprintf(w, "# %s.\n", sizesNote(prof))
+	countCol := "count"
+	if sample {
+		countCol = "samples"
+	}
+	fmt.Fprintf(w, "%12s %7s %12s %7s  %s\n", countCol, countCol[:5]+"%", "bytes", "bytes%", "class")
 	pct := func(x, total uint64) float64 {
 		if total == 0 {
 			return 0
@@ -420,11 +452,14 @@ func writeAllocTable(out io.Writer, pid int, version string, elapsed time.Durati
 		return 100 * float64(x) / float64(total)
 	}
 	for _, c := range shown {
-		if sample {
-			fmt.Fprintf(w, "%12d %6.2f%% %12d  %s\n", c.Count, pct(c.Count, prof.Count), c.Bytes, c.Class)
-		} else {
-			fmt.Fprintf(w, "%12d %6.2f%% %12d %6.2f%%  %s\n", c.Count, pct(c.Count, prof.Count), c.Bytes, pct(c.Bytes, prof.Bytes), c.Class)
+		unsized := ""
+		switch {
+		case c.Unsized == c.Count:
+			unsized = "  (size unknown)"
+		case c.Unsized > 0:
+			unsized = fmt.Sprintf("  (+ %d of unknown size)", c.Unsized)
 		}
+		fmt.Fprintf(w, "%12d %6.2f%% %12d %6.2f%%  %s%s\n", c.Count, pct(c.Count, prof.Count), c.Bytes, pct(c.Bytes, prof.Bytes), c.Class, unsized)
 	}
 	if len(shown) < len(prof.Classes) {
 		fmt.Fprintf(w, "# %d more classes\n", len(prof.Classes)-len(shown))

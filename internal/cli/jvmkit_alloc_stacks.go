@@ -97,7 +97,7 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	if err != nil {
 		return err
 	}
-	tr, err := hotspot.TraceAlloc(ctx, pid, mods, hotspot.AllocOptions{Stacks: w, Sample: sample})
+	tr, err := hotspot.TraceAlloc(ctx, pid, mods, hotspot.AllocOptions{Stacks: w, Sample: sample, Weights: true, Sampled: !on})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jvmkit/jvmkit/unwind"
 	"github.com/jvmkit/jvmkit/usdt"
+	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
 // AllocOptions tune TraceAlloc.
@@ -35,6 +36,16 @@ type AllocOptions struct {
 	// Sample, above 1, records each firing with probability 1/Sample (usdt.Options.Sample): counts and
 	// stacks are then those of a sample. With Events only.
 	Sample int
+
+	// Weights reads the JVM's VMStructs to size allocations without trusting the probe's size argument
+	// (garbage on JDK 17 except on the runtime's slow path): instance classes are sized from their layout
+	// helper, and, counted in the kernel (not with Events or Stacks), each firing is weighed by the bytes
+	// its thread allocated (Thread::_allocated_bytes plus its TLAB's used part, the counter behind JFR's
+	// ObjectAllocationSample weights; see usdt.ThreadWeight for how).
+	Weights bool
+	// Sampled says that the JVM fires only a sample of its allocations (DTraceAllocProbes switched on at
+	// run time): a class's bytes are then estimated from its firings' weights, not sized one by one.
+	Sampled bool
 }
 
 // AllocStack is the allocations of one class from one stack.
@@ -50,6 +61,11 @@ type AllocStack struct {
 	Reason   unwind.Reason `json:"reason,omitempty"`
 	Count    uint64        `json:"count"`
 	Bytes    uint64        `json:"bytes"` // known sizes only (see ClassAlloc.Unsized)
+
+	name       uint64 // the address of the class name's bytes, to size it
+	internal   string // the class name as the probe passes it
+	probeBytes uint64 // the probe's sizes, in range
+	outOfRange uint64
 }
 
 // FirstJava is the stack's first Java frame (the allocating method), nil when it has none.
@@ -66,21 +82,20 @@ func (s *AllocStack) FirstJava() *unwind.Frame {
 type ClassAlloc struct {
 	Class string `json:"class"` // Java name: "byte[]", "java.lang.String"
 	Count uint64 `json:"count"` // firings of object__alloc
-	Bytes uint64 `json:"bytes"` // sum of their sizes, with Unsized ones estimated
-	// Unsized are the allocations whose size the probe did not pass (JDK 17's interpreter passes garbage):
-	// Bytes counts each at the class's mean size over the others.
+	// Bytes are the bytes of the firings whose size is known (AllocProfile.Sizes says how they were
+	// sized); with AllocOptions.Sampled, the bytes the firings stand for: the sum of their weights.
+	Bytes uint64 `json:"bytes"`
+	// Unsized are the firings not in Bytes: their size is unknown (an array on a JDK whose probe passes
+	// garbage sizes, from a thread jvmkit had not seen yet) or, in a sample, they had no weight.
 	Unsized uint64 `json:"unsized,omitempty"`
+	// InstanceSize is the size of an instance from the class's layout helper (0: an array class, or
+	// unknown).
+	InstanceSize uint64 `json:"instance_size,omitempty"`
 }
 
-// Sizes outside this range are garbage (see ClassAlloc.Unsized): no object is smaller than 8 bytes, and
-// the largest Java array is 16 GiB.
+// Sizes outside this range are garbage: no object is smaller than 8 bytes, and the largest Java array
+// is 16 GiB.
 const minSize, maxSize = 8, 1 << 40
-
-func (c *ClassAlloc) estimate() {
-	if c.Unsized > 0 && c.Count > c.Unsized {
-		c.Bytes += c.Unsized * (c.Bytes / (c.Count - c.Unsized))
-	}
-}
 
 // AllocProfile is what a trace of object__alloc counted.
 type AllocProfile struct {
@@ -94,17 +109,48 @@ type AllocProfile struct {
 	Lost uint64 `json:"lost"`
 	// Stacks, with AllocOptions.Stacks, are the firings by class and stack, most first.
 	Stacks []AllocStack `json:"stacks,omitempty"`
+	// Sizes says how Bytes were sized (SizesProbe, SizesClass, SizesWeights), Unsized counts the firings
+	// without a size. ProbeSizes says that this JVM's probe passed right sizes, WeightSizes that each
+	// firing's weight was its own size (every instance class's agreed with its layout helper).
+	Sizes       string `json:"sizes"`
+	Unsized     uint64 `json:"unsized,omitempty"`
+	ProbeSizes  bool   `json:"probe_sizes"`
+	WeightSizes bool   `json:"weight_sizes,omitempty"`
 }
+
+// How AllocProfile.Bytes were sized.
+const (
+	// SizesProbe: the probe's size argument, where it is in range.
+	SizesProbe = "probe"
+	// SizesClass: instance classes from their layout helper, arrays from the bytes their thread
+	// allocated at each firing (every allocation fires), or the probe's size where it is right.
+	SizesClass = "class"
+	// SizesWeights: a sample, each firing weighing the bytes its thread allocated since its previous
+	// firing.
+	SizesWeights = "weights"
+)
 
 // AllocTrace is a running trace of object__alloc in one JVM.
 type AllocTrace struct {
+	pid   int
 	sites []usdt.Site
 	agg   *usdt.Aggregator
 	tr    *usdt.Tracer
+	opts  AllocOptions
 
-	// With Events: the reader's counts.
+	// With Weights: the trace's own view of the JVM, the threads given a base, and the refresher.
+	jvm       *vmstructs.JVM
+	counter   vmstructs.AllocCounter
+	known     map[int]uint64 // host tid → JavaThread
+	sizes     map[uint64]classSize
+	tasks     map[int]bool // the process's tasks at the last thread scan
+	weightErr error
+	stopWatch chan struct{}
+	watchDone chan struct{}
+
+	// With Events: the reader's counts, as the kernel's would be.
 	mu       sync.Mutex
-	byName   map[string]*ClassAlloc
+	buckets  map[eventKey]*usdt.Bucket
 	perSite  []uint64
 	readErr  error
 	readDone chan struct{}
@@ -115,6 +161,12 @@ type AllocTrace struct {
 	threads map[int]string // tid → name
 }
 
+// eventKey is what the kernel's counts are keyed by: the site and the class name's address.
+type eventKey struct {
+	site int
+	name uint64
+}
+
 // TraceAlloc attaches to every object__alloc site of process pid, whose modules mods are
 // (usdt.Modules). It does not look at DTraceAllocProbes: without it, only code compiled while it was on
 // fires (see the package documentation).
@@ -123,16 +175,25 @@ func TraceAlloc(ctx context.Context, pid int, mods []usdt.Module, opts AllocOpti
 	if err != nil {
 		return nil, err
 	}
-	t := &AllocTrace{sites: sites, perSite: make([]uint64, len(sites))}
+	t := &AllocTrace{pid: pid, sites: sites, perSite: make([]uint64, len(sites)), opts: opts}
 	if !opts.Events && opts.Stacks == nil && opts.Sample <= 1 {
 		// Keyed by the class name's address and length: the Klass's name Symbol* lives as long as the class,
 		// and two classes of the same name (two loaders) share the Symbol. The name is copied once per key.
-		t.agg, err = usdt.Aggregate(ctx, sites, usdt.AggregateOptions{
+		ao := usdt.AggregateOptions{
 			PID: pid, Key: []int{1, 2}, Sum: []int{3}, SumMin: minSize, SumMax: maxSize,
 			String: &usdt.StringArg{Ptr: 1, Len: 2}, MaxKeys: opts.MaxClasses,
-		})
-		if err != nil {
+		}
+		if opts.Weights {
+			if ao.Weight, err = t.openWeights(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if t.agg, err = usdt.Aggregate(ctx, sites, ao); err != nil {
+			t.closeWeights()
 			return nil, err
+		}
+		if ao.Weight != nil {
+			t.watchThreads()
 		}
 		return t, nil
 	}
@@ -152,11 +213,18 @@ func TraceAlloc(ctx context.Context, pid int, mods []usdt.Module, opts AllocOpti
 			uo.BufferSize = 64 << 20
 		}
 	}
+	if opts.Weights {
+		if t.jvm, err = vmstructs.Open(ctx, pid); err != nil {
+			return nil, err
+		}
+		t.readClasses()
+	}
 	t.tr, err = usdt.Attach(ctx, sites, uo)
 	if err != nil {
+		t.closeWeights()
 		return nil, err
 	}
-	t.byName = make(map[string]*ClassAlloc)
+	t.buckets = make(map[eventKey]*usdt.Bucket)
 	t.readDone = make(chan struct{})
 	go t.read()
 	return t, nil
@@ -181,22 +249,25 @@ func (t *AllocTrace) read() {
 		if len(ev.Strings) > 0 {
 			name = ev.Strings[0].Data
 		}
+		var nameAddr, size uint64
+		if len(ev.Args) > 3 {
+			nameAddr = ev.Args[1]
+			if ev.Args[3] >= minSize && ev.Args[3] <= maxSize {
+				size = ev.Args[3]
+			}
+		}
 		t.mu.Lock()
-		c := t.byName[string(name)]
-		if c == nil {
-			c = &ClassAlloc{Class: JavaName(string(name))}
-			t.byName[string(name)] = c
+		k := eventKey{ev.Site, nameAddr}
+		b := t.buckets[k]
+		if b == nil {
+			b = &usdt.Bucket{Site: ev.Site, Key: []uint64{nameAddr, uint64(len(name))}, Sums: []uint64{0},
+				String: usdt.String{Arg: 1, Data: append([]byte(nil), name...)}}
+			t.buckets[k] = b
 		}
-		c.Count++
-		var size uint64
-		if len(ev.Args) > 3 && ev.Args[3] >= minSize && ev.Args[3] <= maxSize {
-			size = ev.Args[3]
-			c.Bytes += size
-		} else {
-			c.Unsized++
-		}
-		if ev.Site < len(t.perSite) {
-			t.perSite[ev.Site]++
+		b.Count++
+		b.Sums[0] += size
+		if size == 0 {
+			b.OutOfRange++
 		}
 		t.mu.Unlock()
 		if t.walker != nil {
@@ -213,11 +284,15 @@ func (t *AllocTrace) read() {
 			t.mu.Lock()
 			s := t.stacks[string(key)]
 			if s == nil {
-				s = &AllocStack{Class: c.Class, Thread: thread, Frames: st.Frames, Complete: st.Complete, Reason: st.Reason}
+				s = &AllocStack{Class: JavaName(string(name)), Thread: thread, Frames: st.Frames, Complete: st.Complete,
+					Reason: st.Reason, name: nameAddr, internal: string(name)}
 				t.stacks[string(key)] = s
 			}
 			s.Count++
-			s.Bytes += size
+			s.probeBytes += size
+			if size == 0 {
+				s.outOfRange++
+			}
 			t.mu.Unlock()
 		}
 	}
@@ -257,6 +332,28 @@ func stackKey(b, class []byte, st *unwind.Stack) []byte {
 	return b
 }
 
+func (t *AllocTrace) closeWeights() {
+	if t.jvm != nil {
+		_ = t.jvm.Close()
+		t.jvm = nil
+	}
+}
+
+// readClasses reads the loaded classes' sizes, keeping what an earlier read found (a JVM that exited
+// cannot be read; a class unloaded under the walk cuts it short).
+func (t *AllocTrace) readClasses() {
+	if t.jvm == nil {
+		return
+	}
+	classes, _ := t.jvm.LoadedClasses()
+	if t.sizes == nil {
+		t.sizes = make(map[uint64]classSize, len(classes))
+	}
+	for k, v := range classSizes(classes) {
+		t.sizes[k] = v
+	}
+}
+
 // Sites returns the object__alloc sites traced.
 func (t *AllocTrace) Sites() []usdt.Site { return t.sites }
 
@@ -271,10 +368,15 @@ func (t *AllocTrace) Exited() <-chan struct{} {
 // Stop detaches the uprobes: the counts stop changing.
 func (t *AllocTrace) Stop() error {
 	if t.agg != nil {
-		return t.agg.Stop()
+		t.stopThreads()
+		err := t.agg.Stop()
+		t.readClasses() // those loaded during the trace too
+		return err
 	}
 	t.stopped.Store(true)
-	return t.tr.Stop()
+	err := t.tr.Stop()
+	t.readClasses()
+	return err
 }
 
 // Profile returns the counts so far; after Stop, the final ones (with Events, it then waits for the ring
@@ -287,21 +389,7 @@ func (t *AllocTrace) Profile() (*AllocProfile, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, b := range buckets {
-			name := string(b.String.Data)
-			if b.String.Fault {
-				name = fmt.Sprintf("<unreadable name at %#x>", b.Key[0])
-			}
-			c := byName[name]
-			if c == nil {
-				c = &ClassAlloc{Class: JavaName(name)}
-				byName[name] = c
-			}
-			c.Count += b.Count
-			c.Bytes += b.Sums[0]
-			c.Unsized += b.OutOfRange
-			p.PerSite[b.Site] += b.Count
-		}
+		sizeBuckets(p, buckets, t.sizes, t.known != nil, t.opts.Sampled, byName)
 		if p.Lost, err = t.agg.Missed(); err != nil {
 			return nil, err
 		}
@@ -310,11 +398,10 @@ func (t *AllocTrace) Profile() (*AllocProfile, error) {
 			<-t.readDone // Read returns io.EOF once the ring buffer is drained
 		}
 		t.mu.Lock()
-		for k, c := range t.byName {
-			cc := *c
-			byName[k] = &cc
+		buckets := make([]usdt.Bucket, 0, len(t.buckets))
+		for _, b := range t.buckets {
+			buckets = append(buckets, *b)
 		}
-		copy(p.PerSite, t.perSite)
 		for _, s := range t.stacks {
 			p.Stacks = append(p.Stacks, *s)
 		}
@@ -322,6 +409,16 @@ func (t *AllocTrace) Profile() (*AllocProfile, error) {
 		t.mu.Unlock()
 		if err != nil {
 			return nil, err
+		}
+		sizeBuckets(p, buckets, t.sizes, false, t.opts.Sampled, byName)
+		for i := range p.Stacks {
+			s := &p.Stacks[i]
+			switch size := fixedSize(t.sizes, s.name, s.internal); {
+			case size > 0:
+				s.Bytes = s.Count * size
+			case p.ProbeSizes && s.outOfRange == 0:
+				s.Bytes = s.probeBytes
+			}
 		}
 		drops, err := t.tr.Drops()
 		if err != nil {
@@ -332,10 +429,10 @@ func (t *AllocTrace) Profile() (*AllocProfile, error) {
 		}
 	}
 	for _, c := range byName {
-		c.estimate()
 		p.Classes = append(p.Classes, *c)
 		p.Count += c.Count
 		p.Bytes += c.Bytes
+		p.Unsized += c.Unsized
 	}
 	SortClasses(p.Classes, false)
 	slices.SortStableFunc(p.Stacks, func(a, b AllocStack) int {
@@ -376,8 +473,11 @@ func SortClasses(cs []ClassAlloc, byBytes bool) {
 // Close detaches and frees everything.
 func (t *AllocTrace) Close() error {
 	if t.agg != nil {
+		t.stopThreads()
+		t.closeWeights()
 		return t.agg.Close()
 	}
+	defer t.closeWeights()
 	err := t.tr.Close()
 	<-t.readDone
 	return err

@@ -1,0 +1,13 @@
+//go:build !linux
+
+package hotspot
+
+import (
+	"context"
+
+	"github.com/jvmkit/jvmkit/usdt"
+)
+
+func (t *AllocTrace) openWeights(context.Context) (*usdt.ThreadWeight, error) { return nil, nil }
+func (t *AllocTrace) watchThreads()                                           {}
+func (t *AllocTrace) stopThreads()                                            {}
