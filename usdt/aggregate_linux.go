@@ -15,9 +15,9 @@ import (
 
 // Aggregator is a running aggregation: one uprobe per site, all counting into one BPF hash map.
 type Aggregator struct {
-	sites  []Site
-	specs  []aggSpec
-	opts   AggregateOptions
+	sites   []Site
+	specs   []aggSpec
+	opts    AggregateOptions
 	counts  *ebpf.Map
 	missed  *ebpf.Map
 	threads *ebpf.Map // with a Weight

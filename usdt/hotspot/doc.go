@@ -42,12 +42,15 @@
 //     does not test the flag: such code keeps firing after the flag is restored, until it is compiled
 //     again (measured on JDK 25: about 0.7-1 million firings per second of the Alloc workload after the
 //     reset of a JVM started with the flag). Without a uprobe the call is cheap but not free.
+//   - JDK 17's C1 also calls the probe from code it compiled while the flag was on, without testing the
+//     flag: such code keeps firing after the flag is reset, as C2's does on JDK 21+ (measured on real
+//     applications by TestAllocRealApps; the Alloc workload, all C2 code, fires 0 times on JDK 17).
 //   - So on a JVM started without the flag, switching it on gives a sample: the slow paths of compiled
-//     code, about one per TLAB's worth of bytes a thread allocates, and every allocation of interpreted
-//     code. A class's share of the samples roughly estimates its share of the bytes. Measured on the Alloc
-//     workload (byte shares 69.6% AllocA, 30.4% byte[], 4.3% AllocB; count shares 73/18/9): the samples
-//     put AllocA first on both JDKs, but with 87%, byte[] 12.5% and AllocB under 1%, so treat the shares
-//     as a ranking, not a measurement.
+//     code, one per new TLAB (a thread's TLAB holds from KBs to MBs) or allocation outside one, and every
+//     allocation of interpreted code and of code compiled during the trace. Counted as they come, these
+//     are biased: on the Alloc workload (byte shares 66.7% AllocA, 29.2% byte[], 4.2% AllocB) the
+//     samples gave 87%, 12.5% and under 1%; on H2 the class with the most bytes was missing from the top
+//     10. AllocOptions.Weights weighs them instead (see below).
 //
 // # object__alloc
 //
@@ -55,10 +58,35 @@
 // "java/lang/String") and the size in bytes. JDK 17 has one site, JDK 25 three: the runtime's slow path
 // (dtrace_object_alloc(Thread*, oopDesc*, size_t)), the interpreter (dtrace_object_alloc(oopDesc*)) and
 // C2's leaf call (dtrace_object_alloc(JavaThread*, oopDesc*)); AllocProfile.PerSite counts each. JDK 17's
-// interpreter calls the probe's function without a size argument, so its sizes are garbage: TraceAlloc
-// counts sizes outside 8 bytes..1 TiB as unknown (ClassAlloc.Unsized) and estimates their bytes from the
-// class's other allocations; a garbage value inside that range cannot be told from a size, so on JDK 17
-// the bytes of classes allocated by interpreted code can be wrong. Counts are exact.
+// interpreter, C1 and C2 call the probe's function without a size argument, so its sizes are garbage
+// (a run on H2 printed 776338 MiB in 10 s); only the runtime's slow path passes the size. JDK 25 passes
+// the size at every site (measured: every firing of the Alloc workload, bpftrace on the same probe).
+//
+// # Sizes and weights
+//
+// With AllocOptions.Weights, TraceAlloc reads the JVM's VMStructs and does not trust the size argument:
+//
+//   - Instance classes are sized from their layout helper (vmstructs.LoadedClasses; java.lang.Class
+//     mirrors and stack chunks excepted, their size varies): exact on every JDK. Measured on the Alloc
+//     workload, JDK 17 and 25 both give 32, 56 and 16 bytes per AllocA, byte[40] and AllocB.
+//   - Every firing is weighed in the kernel by the JavaThread's allocated-bytes counter
+//     (Thread::_allocated_bytes plus the used part of its TLAB, read in the probe through a map of
+//     thread ids to JavaThreads that a watcher keeps current; usdt.ThreadWeight). When every allocation
+//     fires, a firing's weight is its own size where the JVM counts the object before firing for it:
+//     checked on the instance classes at the end of each trace (AllocProfile.WeightSizes). JDK 17: yes,
+//     so arrays are sized exactly; JDK 25: no (C2's leaf call fires before its TLAB bump is counted), but
+//     there the probe's sizes are right (AllocProfile.ProbeSizes, also checked on the instance classes).
+//     Arrays sized by neither are reported with an unknown size, never guessed.
+//   - In a sample (AllocOptions.Sampled, --switch-flags) the weights are JFR's ObjectAllocationSample
+//     weights: the firing that starts a new TLAB weighs every byte the thread allocated since its previous
+//     new TLAB, an allocation outside a TLAB its own size, and a firing inside the current TLAB (code that
+//     reports every allocation) its own size when the probe passes a plausible one, the rest being left to
+//     the next TLAB's sample. A class's bytes are the sum of its weights: an estimate of what it
+//     allocated, summing to what the traced threads allocated. Measured on Jetty under load against a
+//     second instance started with the full probe: top-10 overlap 8/10, byte shares agree 78-81% (JDK 25,
+//     17); on H2, 5-7/10 and 51-61% (issue 12 asks 9/10 and 85%). On this shared machine those
+//     applications serve a few requests a second: a 10 s window holds a few hundred TLAB samples, and an
+//     instance started with the flag runs other code (no escape analysis of the probed allocations).
 //
 // TraceAlloc counts in the kernel (usdt.Aggregate), keyed by the class name's address and length: a
 // firing costs a hash lookup and two atomic adds, and the name is copied once per class. The cost that
@@ -86,15 +114,35 @@
 // # Collections
 //
 // gc__begin (is_full) and gc__end fire without a flag, from SvcGCMarker inside the safepoint, on the VM
-// thread: G1's young, mixed, full, remark and cleanup pauses, Parallel's and Serial's collections. The
-// time between them is the pause without the time to safepoint; measured against -Xlog:gc on G1, the
-// traced pauses match the logged ones one to one and are about 0.1 ms longer. mem__pool__gc__begin/__end
-// give every pool's usage before and after (TraceGC attaches them to the pause on the same thread).
-// JDK 25 has two sites of each.
+// thread; mem__pool__gc__begin/__end fire for every memory pool when a memory manager reports a
+// collection (GCMemoryManager::gc_begin/gc_end). TraceGC turns them into the pauses -Xlog:gc reports:
+//
+//   - A safepoint of Parallel or Serial can hold a young collection and, when the old generation fills
+//     up, a full one: gc__begin says minor for both, their managers (PS Scavenge then PS MarkSweep, Copy
+//     then MarkSweepCompact) tell them apart, and each is a pause; full when its manager is a full
+//     collector's or gc__begin says so. Serial reports the full collection inside the failed young one's
+//     report: the young pause is taken to end where the full one's report starts (HotSpot fires nothing
+//     where the young work ends), so its duration is longer than -Xlog:gc's.
+//   - G1's Remark and Cleanup on JDK 21+ report through the "G1 Concurrent GC" manager, which begins
+//     before gc__begin and ends after gc__end: its pools belong to that pause (they used to be given to
+//     the next one, so Remark showed every pool dropping to 0 B). Its pools are as the last young pause
+//     left them; -Xlog:gc's heap also counts what was allocated since into the current regions: measured,
+//     up to 2 regions apart. JDK 17 reports no pools for them.
+//   - A pause lasts from gc__begin (or its manager's first report, if earlier) to gc__end (or its
+//     manager's last report, if later), which encloses the span -Xlog:gc times. Measured against -Xlog:gc
+//     with timenanos (the probes' clock) on Serial, Parallel, G1 and ZGC, JDK 17 and 25, 3 s each under
+//     a workload with young, full, System.gc(), Remark and Cleanup pauses: every logged pause traced one
+//     to one, every full one flagged, 35-656 pauses per run; mean duration difference 28-616 µs.
+//   - ZGC's pauses (Mark Start, Mark End, Relocate Start; "Y:"/"O:" on JDK 21+) fire gc__begin/gc__end
+//     without pools; its and Shenandoah's concurrent cycles report through their managers outside any
+//     pause and are not pauses. JDK 25 has two sites of each probe.
 //
 // # Compatibility
 //
 // Linux on amd64 (arm64 through usdt, untested), root (CAP_BPF, CAP_PERFMON, and ptrace access for the
-// flags). Tested on Linux 6.18 with Debian's OpenJDK 17.0.15 and Temurin 25.0.3 (G1). JDKs built
+// flags). Tested on Linux 6.18 with Debian's OpenJDK 17.0.15 and Temurin 25.0.3 (Serial, Parallel, G1,
+// ZGC); VMStructs entries used for sizes and weights (Thread::_allocated_bytes, Thread::_tlab,
+// ThreadLocalAllocBuffer::_start/_top, ClassLoaderDataGraph::_head, ClassLoaderData::_klasses/_next,
+// Klass::_next_link/_name/_layout_helper, Symbol::_body) are exported by both. JDKs built
 // without --enable-dtrace have no notes: Sites returns ErrNoProbes.
 package hotspot

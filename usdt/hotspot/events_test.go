@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/jvmkit/jvmkit/usdt"
 )
@@ -102,38 +103,85 @@ func TestJavaName(t *testing.T) {
 }
 
 func TestGCPairing(t *testing.T) {
-	g := &GCTrace{open: make(map[int]*Pause), pending: make(map[int][]PoolUsage)}
 	hdr := func(probe string, tid int, ts uint64) Header {
 		return Header{Probe: "hotspot:" + probe, TID: tid, Time: ts}
 	}
-	events := []Event{
-		&Marker{hdr("gc__end", 1, 50)}, // the trace started inside a collection
-		&GCBegin{Header: hdr("gc__begin", 1, 100)},
-		&MemPoolGC{Header: hdr("mem__pool__gc__begin", 1, 110), Manager: "m", Pool: "eden", Used: 1000, Max: 4000},
-		&MemPoolGC{Header: hdr("mem__pool__gc__end", 1, 190), Manager: "m", Pool: "eden", Used: 0, Max: 4000},
-		&Marker{hdr("gc__end", 1, 200)},
-		&GCBegin{Header: hdr("gc__begin", 1, 300), Full: true},
-		&Marker{hdr("gc__end", 1, 1300)},
+	begin := func(ts uint64, full bool) Event { return &GCBegin{Header: hdr("gc__begin", 1, ts), Full: full} }
+	end := func(ts uint64) Event { return &Marker{hdr("gc__end", 1, ts)} }
+	pool := func(probe string, ts uint64, manager, pool string, used uint64) Event {
+		return &MemPoolGC{Header: hdr("mem__pool__gc__"+probe, 1, ts), Manager: manager, Pool: pool, Used: used, Max: 4000}
 	}
+	events := []Event{
+		end(50), // the trace started inside a collection
+		// A young collection.
+		begin(100, false),
+		pool("begin", 110, "Copy", "eden", 1000),
+		pool("begin", 111, "Copy", "Metaspace", 7),
+		pool("end", 190, "Copy", "eden", 0),
+		pool("end", 191, "Copy", "Metaspace", 7),
+		end(200),
+		// A full collection without pools.
+		begin(300, true),
+		end(1300),
+		// Parallel: a young collection, then a full one, in one safepoint that gc__begin calls minor.
+		begin(2000, false),
+		pool("begin", 2010, "PS Scavenge", "eden", 900),
+		pool("end", 2100, "PS Scavenge", "eden", 0),
+		pool("begin", 2110, "PS MarkSweep", "old", 3000),
+		pool("end", 2500, "PS MarkSweep", "old", 1000),
+		end(2510),
+		// G1's Remark on JDK 21+: the concurrent manager begins before gc__begin and ends after gc__end.
+		pool("begin", 2990, "G1 Concurrent GC", "G1 Old Gen", 500),
+		begin(3000, false),
+		end(3050),
+		pool("end", 3060, "G1 Concurrent GC", "G1 Old Gen", 400),
+		// A young collection, whose pools start where Remark left them.
+		begin(4000, false),
+		pool("begin", 4001, "G1 Young Generation", "G1 Old Gen", 400),
+		pool("end", 4090, "G1 Young Generation", "G1 Old Gen", 450),
+		end(4100),
+		// A manager reporting outside any pause is ignored.
+		pool("begin", 5000, "ZGC Cycles", "ZHeap", 10),
+		pool("end", 5100, "ZGC Cycles", "ZHeap", 5),
+		// The trace ends inside a collection: dropped.
+		begin(6000, false),
+		pool("begin", 6010, "G1 Young Generation", "G1 Old Gen", 450),
+	}
+	var g gcPairing
 	var got []Pause
 	for _, e := range events {
-		if p, ok := g.add(e); ok {
+		g.add(e)
+		for p, ok := g.pop(); ok; p, ok = g.pop() {
 			got = append(got, p)
 		}
 	}
-	want := []Pause{
-		{Start: 100, Duration: 100, TID: 1, Pools: []PoolUsage{{Manager: "m", Pool: "eden", Before: 1000, After: 0, Max: 4000}}},
-		{Start: 300, Duration: 1000, TID: 1, Full: true},
+	g.flush()
+	for p, ok := g.pop(); ok; p, ok = g.pop() {
+		got = append(got, p)
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	u := func(manager, pool string, before, after uint64) PoolUsage {
+		return PoolUsage{Manager: manager, Pool: pool, Before: before, After: after, Max: 4000}
+	}
+	want := []Pause{
+		{Start: 100, Duration: 100, TID: 1, Manager: "Copy", Pools: []PoolUsage{u("Copy", "eden", 1000, 0), u("Copy", "Metaspace", 7, 7)}},
+		{Start: 300, Duration: 1000, TID: 1, Full: true},
+		{Start: 2000, Duration: 100, TID: 1, Manager: "PS Scavenge", Pools: []PoolUsage{u("PS Scavenge", "eden", 900, 0)}},
+		{Start: 2110, Duration: 400, TID: 1, Full: true, Manager: "PS MarkSweep", Pools: []PoolUsage{u("PS MarkSweep", "old", 3000, 1000)}},
+		{Start: 2990, Duration: 70, TID: 1, Manager: "G1 Concurrent GC", Pools: []PoolUsage{u("G1 Concurrent GC", "G1 Old Gen", 500, 400)}},
+		{Start: 4000, Duration: 100, TID: 1, Manager: "G1 Young Generation", Pools: []PoolUsage{u("G1 Young Generation", "G1 Old Gen", 400, 450)}},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(PoolUsage{})); diff != "" {
 		t.Error(diff)
 	}
-	s := Summarize(got)
+	s := Summarize(got[:2])
 	if s.Count != 2 || s.Full != 1 || s.Total != 1100 || s.Max != 1000 || s.P50 != 100 || s.P99 != 1000 || s.Mean != 550 {
 		t.Errorf("summary %+v", s)
 	}
 	if s := Summarize(nil); s != (GCSummary{}) {
 		t.Errorf("empty summary %+v", s)
+	}
+	if h := u("m", "Metaspace", 0, 0); h.Heap() {
+		t.Error("Metaspace is not heap")
 	}
 }
 
