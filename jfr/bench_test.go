@@ -3,6 +3,7 @@
 package jfr
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -91,10 +92,11 @@ func BenchmarkVsJDK(b *testing.B) {
 	defer devnull.Close()
 	timeOne := func(args ...string) time.Duration {
 		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Stdout = devnull
+		var errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = devnull, &errOut
 		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("%v: %v\n%s", args, err, out)
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("%v: %v\n%s", args, err, errOut.String())
 		}
 		return time.Since(start)
 	}
