@@ -144,11 +144,13 @@ func (p *profiler) add(st *unwind.Stack) {
 // seconds on a busy node) run in a goroutine of their own, after each cut, and a JVM's first window
 // starts when its sampling does.
 func (a *Agent) Run(ctx context.Context) error {
-	sendCtx, stopSend := context.WithCancel(context.WithoutCancel(ctx))
+	stopSend := make(chan struct{})
 	var senders sync.WaitGroup
 	for _, q := range a.sinks {
-		senders.Go(func() { q.run(sendCtx) })
+		senders.Go(func() { q.run(stopSend) })
 	}
+	// The kernel's symbols are read once for all JVMs (seconds on a busy node): start now.
+	go a.kernel.Symbolize(0)
 	js := &jvmSet{m: map[jvmKey]*profiler{}}
 	jctx, stopJVMs := context.WithCancel(ctx)
 	kick := make(chan struct{}, 1)
@@ -174,7 +176,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			for _, p := range js.all() {
 				<-p.done
 			}
-			stopSend()
+			close(stopSend)
 			senders.Wait()
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.opts.FlushTimeout)
 			var wg sync.WaitGroup
