@@ -3,12 +3,9 @@ package testutil
 import (
 	"fmt"
 	"net"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -106,19 +103,6 @@ func (a *App) URL(path string) string {
 
 // JDBCURL returns the address of the H2 application's database.
 func (a *App) JDBCURL() string { return a.jdbcURL }
-
-// Load is a running load generator started by [App.StartLoad].
-type Load struct {
-	kind AppKind
-	cmd  *exec.Cmd // wrk
-	jvm  *JVM      // the JDBC client
-	out  SyncBuffer
-
-	done    chan struct{}
-	waitErr error
-	once    sync.Once
-	stopped atomic.Bool
-}
 
 // wrkScript rotates wrk's requests over the application's pages: mostly the page with work in it, at two
 // sizes, and the plain JSP.

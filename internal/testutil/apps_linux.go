@@ -11,12 +11,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -297,6 +297,15 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// Load is a running load generator started by [App.StartLoad].
+type Load struct {
+	kind AppKind
+	wrk  *Background // wrk
+	jvm  *JVM        // the JDBC client
+
+	stopped atomic.Bool
+}
+
 // StartLoad starts the application's load generator for a bounded run: wrk on the pages of an HTTP
 // application, the JDBC client (workload H2Load, on JDK 17) on H2. The run ends by itself after
 // opts.Duration; a cleanup stops it earlier if the test ends first.
@@ -305,7 +314,7 @@ func (a *App) StartLoad(t testing.TB, opts LoadOptions) *Load {
 	if opts.Duration <= 0 {
 		opts.Duration = 10 * time.Second
 	}
-	l := &Load{kind: a.Kind, done: make(chan struct{})}
+	l := &Load{kind: a.Kind}
 	if a.Kind == H2 {
 		if opts.Connections <= 0 {
 			opts.Connections = 2
@@ -320,10 +329,6 @@ func (a *App) StartLoad(t testing.TB, opts LoadOptions) *Load {
 			JVMArgs: []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx64m"},
 			Args:    []string{a.jdbcURL, strconv.Itoa(secs), strconv.Itoa(opts.Connections)},
 		})
-		go func() {
-			l.waitErr = l.jvm.Wait(opts.Duration + 2*time.Minute)
-			close(l.done)
-		}()
 		return l
 	}
 	if opts.Connections <= 0 {
@@ -334,21 +339,9 @@ func (a *App) StartLoad(t testing.TB, opts LoadOptions) *Load {
 		t.Fatalf("start load: %v", err)
 	}
 	secs := int((opts.Duration + time.Second - 1) / time.Second)
-	// One wrk thread: the application gets the rest of the two cores.
-	l.cmd = exec.Command(MustHaveTool(t, "wrk"), "-t1", "-c"+strconv.Itoa(opts.Connections),
+	// One wrk thread: the application gets the rest of the two cores. SIGINT makes wrk print its report.
+	l.wrk = StartBackground(t, unix.SIGINT, MustHaveTool(t, "wrk"), "-t1", "-c"+strconv.Itoa(opts.Connections),
 		"-d"+strconv.Itoa(secs)+"s", "--timeout", "10s", "-s", script, a.URL("/"))
-	l.cmd.Stdout, l.cmd.Stderr = &l.out, &l.out
-	l.cmd.SysProcAttr = &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}
-	l.cmd.WaitDelay = 5 * time.Second
-	if err := l.cmd.Start(); err != nil {
-		t.Fatalf("start wrk: %v", err)
-	}
-	track(l)
-	go func() {
-		l.waitErr = l.cmd.Wait()
-		close(l.done)
-	}()
-	t.Cleanup(l.Stop)
 	return l
 }
 
@@ -356,54 +349,40 @@ func (a *App) StartLoad(t testing.TB, opts LoadOptions) *Load {
 // test if the generator failed or did not end within five minutes.
 func (l *Load) Wait(t testing.TB) LoadResult {
 	t.Helper()
+	var done <-chan struct{}
+	if l.jvm != nil {
+		done = l.jvm.done
+	} else {
+		done = l.wrk.Done()
+	}
 	select {
-	case <-l.done:
+	case <-done:
 	case <-time.After(5 * time.Minute):
 		l.Stop()
 		t.Fatalf("load generator for %s did not end", l.kind)
 	}
 	// Stopped early, the generators exit by the signal, after their report.
-	failed := l.waitErr != nil && !l.stopped.Load()
 	if l.jvm != nil {
 		r, err := parseH2Load(l.jvm.Stdout() + l.jvm.Stderr())
-		if err != nil || failed {
-			t.Fatalf("JDBC client: %v, %v\nstdout:\n%s\nstderr:\n%s", l.waitErr, err, l.jvm.Stdout(), l.jvm.Stderr())
+		if err != nil || (l.jvm.waitErr != nil && !l.stopped.Load()) {
+			t.Fatalf("JDBC client: %v, %v\nstdout:\n%s\nstderr:\n%s", l.jvm.waitErr, err, l.jvm.Stdout(), l.jvm.Stderr())
 		}
 		return r
 	}
-	untrack(l)
-	r, err := parseWrk(l.out.String())
-	if err != nil || failed {
-		t.Fatalf("wrk: %v, %v\n%s", l.waitErr, err, l.out.String())
+	r, err := parseWrk(l.wrk.Stdout.String())
+	if err != nil || (l.wrk.Err() != nil && !l.stopped.Load()) {
+		t.Fatalf("wrk: %v, %v\n%s%s", l.wrk.Err(), err, l.wrk.Stdout.String(), l.wrk.Stderr.String())
 	}
 	return r
 }
 
 // Stop ends the load run early (wrk by SIGINT, the JDBC client by SIGTERM; both print their report on
-// the way out, which [Load.Wait] then reads). It is idempotent and is also a cleanup of StartLoad.
+// the way out, which [Load.Wait] then reads). It is idempotent; the programs' own cleanups stop them too.
 func (l *Load) Stop() {
-	l.once.Do(func() {
-		l.stopped.Store(true)
-		if l.jvm != nil {
-			l.jvm.Stop()
-			return
-		}
-		select {
-		case <-l.done:
-		default:
-			_ = l.cmd.Process.Signal(unix.SIGINT)
-			select {
-			case <-l.done:
-			case <-time.After(10 * time.Second):
-				_ = l.cmd.Process.Kill()
-				<-l.done
-			}
-		}
-		untrack(l)
-	})
-}
-
-func (l *Load) forceStop() string {
-	l.Stop()
-	return fmt.Sprintf("load generator %s (%s)", l.cmd, l.kind)
+	l.stopped.Store(true)
+	if l.jvm != nil {
+		l.jvm.Stop()
+		return
+	}
+	l.wrk.Stop()
 }

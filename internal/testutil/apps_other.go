@@ -17,6 +17,9 @@ func MustHaveApp(t testing.TB, kind AppKind) {
 	Skipf(t, "real-application tests need Linux")
 }
 
+// Load is a load generator: see StartApp.
+type Load struct{}
+
 // StartLoad skips the test: see StartApp.
 func (a *App) StartLoad(t testing.TB, opts LoadOptions) *Load {
 	t.Helper()

@@ -128,13 +128,7 @@ func ReadJFR(t testing.TB, jdk JDK, path string, stackDepth int, events ...strin
 }
 
 // Bpftrace is a bpftrace program started by [StartBpftrace].
-type Bpftrace struct {
-	cmd    *exec.Cmd
-	stdout SyncBuffer
-	stderr SyncBuffer
-	done   chan struct{}
-	err    error
-}
+type Bpftrace struct{ bg *Background }
 
 // StartBpftrace runs `bpftrace -f json [args] -e program` and waits until it has attached its probes. The
 // program should end itself (interval:s:N { exit(); }); a cleanup stops it (SIGINT, which makes bpftrace
@@ -142,47 +136,10 @@ type Bpftrace struct {
 func StartBpftrace(t testing.TB, program string, args ...string) *Bpftrace {
 	t.Helper()
 	MustHaveRoot(t)
-	bin := MustHaveTool(t, "bpftrace")
 	argv := append([]string{"-f", "json"}, args...)
 	argv = append(argv, "-e", program)
-	b := &Bpftrace{done: make(chan struct{})}
-	b.cmd = exec.Command(bin, argv...)
-	b.cmd.Stdout, b.cmd.Stderr = &b.stdout, &b.stderr
-	b.cmd.SysProcAttr = &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}
-	b.cmd.WaitDelay = 5 * time.Second
-	if err := b.cmd.Start(); err != nil {
-		t.Fatalf("start bpftrace: %v", err)
-	}
-	go func() {
-		b.err = b.cmd.Wait()
-		close(b.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-b.done:
-		default:
-			_ = b.cmd.Process.Signal(unix.SIGINT)
-			select {
-			case <-b.done:
-			case <-time.After(10 * time.Second):
-				_ = b.cmd.Process.Kill()
-				<-b.done
-			}
-		}
-	})
-	deadline := time.NewTimer(time.Minute)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !strings.Contains(b.stdout.String(), `"attached_probes"`) {
-		select {
-		case <-b.done:
-			t.Fatalf("bpftrace exited before attaching: %v\n%s\n%s", b.err, b.stdout.String(), b.stderr.String())
-		case <-deadline.C:
-			t.Fatalf("bpftrace did not attach within a minute\n%s\n%s", b.stdout.String(), b.stderr.String())
-		case <-tick.C:
-		}
-	}
+	b := &Bpftrace{bg: StartBackground(t, unix.SIGINT, MustHaveTool(t, "bpftrace"), argv...)}
+	b.bg.WaitFor(t, `"attached_probes"`, time.Minute)
 	return b
 }
 
@@ -190,17 +147,7 @@ func StartBpftrace(t testing.TB, program string, args ...string) *Bpftrace {
 // ("@count") -> key -> value. Maps without keys have the key "".
 func (b *Bpftrace) Wait(t testing.TB, timeout time.Duration) map[string]map[string]int64 {
 	t.Helper()
-	select {
-	case <-b.done:
-	case <-time.After(timeout):
-		_ = b.cmd.Process.Signal(unix.SIGINT)
-		<-b.done
-		t.Fatalf("bpftrace did not end within %v\n%s", timeout, b.stderr.String())
-	}
-	if b.err != nil {
-		t.Fatalf("bpftrace: %v\n%s\n%s", b.err, b.stdout.String(), b.stderr.String())
-	}
-	maps, err := ParseBpftraceMaps([]byte(b.stdout.String()))
+	maps, err := ParseBpftraceMaps([]byte(b.bg.Wait(t, timeout)))
 	if err != nil {
 		t.Fatalf("bpftrace: %v", err)
 	}

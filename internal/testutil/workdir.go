@@ -1,9 +1,7 @@
 package testutil
 
 import (
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -172,23 +170,4 @@ func newRunDir(t testing.TB, pattern string) string {
 		t.Fatalf("testutil: create run directory: %v", err)
 	}
 	return dir
-}
-
-// ReadGzip returns the uncompressed content of a gzipped fixture, such as a recording in testdata.
-func ReadGzip(t testing.TB, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	b, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return b
 }

@@ -2,7 +2,9 @@ package parquet_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,7 +92,19 @@ func checkExport(t *testing.T, node string, r *jfr.Recording) {
 
 func TestDuckDBGolden(t *testing.T) {
 	node := duckDBNode(t)
-	data := testutil.ReadGzip(t, filepath.Join("..", "testdata", "small17.jfr.gz"))
+	f, err := os.Open(filepath.Join("..", "testdata", "small17.jfr.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := jfr.Parse(data)
 	if err != nil {
 		t.Fatal(err)
