@@ -37,13 +37,7 @@ func TestContainers(t *testing.T) {
 		if !exists(j.HostPath("/tmp/hsperfdata_app/1")) {
 			t.Errorf("no hsperfdata_app/1 in the container's /tmp")
 		}
-		for _, ns := range []string{"mnt", "pid"} {
-			mine, _ := os.Readlink("/proc/self/ns/" + ns)
-			its, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", j.PID, ns))
-			if mine == its {
-				t.Errorf("the JVM shares the %s namespace %s", ns, mine)
-			}
-		}
+		assertOwnNamespaces(t, j.PID, "mnt", "pid")
 		// The host sees the JVM's files at the container's paths, except for chroot, whose mount namespace keeps
 		// the host's root: there they are the host's full paths, and /proc/<pid>/root + path is wrong.
 		libjvm, cwd := filepath.Join(jdk.JavaHome(), "lib/server/libjvm.so"), j.Dir

@@ -172,6 +172,18 @@ func sigMask(t *testing.T, pid int, field string) uint64 {
 	return mask
 }
 
+// assertOwnNamespaces checks that pid has namespaces of its own, not the test's.
+func assertOwnNamespaces(t *testing.T, pid int, kinds ...string) {
+	t.Helper()
+	for _, ns := range kinds {
+		mine, _ := os.Readlink("/proc/self/ns/" + ns)
+		its, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, ns))
+		if mine == its {
+			t.Errorf("process %d shares the %s namespace %s", pid, ns, mine)
+		}
+	}
+}
+
 func bit(sig unix.Signal) uint64 { return 1 << (uint(sig) - 1) }
 
 func exists(path string) bool {
@@ -260,13 +272,7 @@ func TestStartJVMNamespace(t *testing.T) {
 		if !exists(filepath.Join(root, "tmp/hsperfdata_root/1")) {
 			t.Errorf("no hsperfdata_root/1 in the JVM's /tmp")
 		}
-		for _, ns := range []string{"mnt", "pid"} {
-			mine, _ := os.Readlink("/proc/self/ns/" + ns)
-			its, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", j.PID, ns))
-			if mine == its {
-				t.Errorf("the JVM shares the %s namespace %s", ns, mine)
-			}
-		}
+		assertOwnNamespaces(t, j.PID, "mnt", "pid")
 		if caught, ignored, err := testutil.SigQuitState(j.PID); err != nil || !caught || ignored {
 			t.Errorf("SIGQUIT caught %v, ignored %v, %v: want caught", caught, ignored, err)
 		}
