@@ -226,6 +226,21 @@ func TestProfileNotHotSpot(t *testing.T) {
 	}
 }
 
+// TestProfileUsage: flags out of range are exit status 2 with a message, before anything is opened.
+func TestProfileUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"profile", "-F", "0", "1"},
+		{"profile", "--stack-bytes", "100", "1"},
+		{"profile", "--stack-bytes", "70000", "1"},
+		{"profile", "--format", "xml", "1"},
+	} {
+		code, _, stderr := jvmkit(args...)
+		if code != cli.ExitUsage || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q; want %d and a message", args, code, stderr, cli.ExitUsage)
+		}
+	}
+}
+
 // TestProfileJVMExits kills the JVM while it is profiled: the profile of what was sampled is
 // written, with a message that says so, and the status is 0.
 func TestProfileJVMExits(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 
 type profileFlags struct {
 	freq    int
+	stack   int
 	dur     time.Duration
 	out     string
 	format  string
@@ -39,8 +40,10 @@ compiled and inlined, with line numbers) through the JVM's own VMStructs, native
 symbols, kernel frames from the sample's callchain. Nothing is loaded into the JVM. Threads that start
 while it runs are followed. It needs root (or kernel.perf_event_paranoid <= 1 and ptrace access).
 
-A stack that cannot be walked to its thread's root ends in a frame that names the reason, e.g.
-"[native-no-anchor]"; the counts per reason are printed at the end.
+Native frames are unwound by their call frame information (.eh_frame) over the stack as the sample
+copied it, so a thread in native code gets the Java frames it had then. A stack that cannot be walked
+to its thread's root ends in a frame that names the reason, e.g. "[bad-return-address]", and shows no
+frame it could not prove; the counts per reason are printed at the end.
 
 Formats: folded (one "frame;...;frame count" line per stack, root first, as flamegraph.pl reads it),
 pprof (gzipped profile.proto for go tool pprof), svg (a flame graph), json. Compiled Java frames are
@@ -66,6 +69,9 @@ If the JVM exits while it is being profiled, the profile taken so far is written
 			if pf.freq <= 0 || pf.freq > 10000 {
 				return usagef("-F %d: the rate must be between 1 and 10000 Hz", pf.freq)
 			}
+			if pf.stack < 1024 || pf.stack > 65528 {
+				return usagef("--stack-bytes %d: must be between 1024 and 65528", pf.stack)
+			}
 			if pf.core != "" {
 				return a.profileCore(cmd.Context(), &pf)
 			}
@@ -78,6 +84,7 @@ If the JVM exits while it is being profiled, the profile taken so far is written
 	}
 	f := cmd.Flags()
 	f.IntVarP(&pf.freq, "freq", "F", 99, "samples per second per thread")
+	f.IntVar(&pf.stack, "stack-bytes", 32<<10, "bytes of each thread's stack copied with a sample (at most 65528); stacks deeper than that end in [truncated] when they changed before they were walked")
 	f.DurationVarP(&pf.dur, "duration", "d", 10*time.Second, "how long to sample")
 	f.StringVarP(&pf.out, "output", "o", "", "write the profile to this file (default: stdout)")
 	f.StringVar(&pf.format, "format", "folded", "folded, pprof, svg or json")
@@ -209,7 +216,7 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 	lastProgress := start
 	sctx, cancel := context.WithTimeout(ctx, pf.dur)
 	defer cancel()
-	err = w.Profile(sctx, unwind.SamplerOptions{Frequency: pf.freq}, func(s *unwind.Sample, st *unwind.Stack) {
+	err = w.Profile(sctx, unwind.SamplerOptions{Frequency: pf.freq, StackBytes: pf.stack}, func(s *unwind.Sample, st *unwind.Stack) {
 		thread := ""
 		if pf.threads {
 			name, ok := names[s.TID]
