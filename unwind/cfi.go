@@ -493,18 +493,10 @@ func (x *cfiExec) exec(insns []byte, inCIE bool) error {
 			if err != nil {
 				return err
 			}
-			var off int64
-			if op == 0x11 || op == 0x15 {
-				off, err = r.sleb()
-			} else {
-				var u uint64
-				u, err = r.uleb()
-				off = int64(u)
-			}
+			off, err := r.offset(op == 0x11 || op == 0x15, c.dataAlign)
 			if err != nil {
 				return err
 			}
-			off *= c.dataAlign
 			kind := ruleOffset
 			switch op {
 			case 0x14, 0x15:
@@ -560,15 +552,7 @@ func (x *cfiExec) exec(insns []byte, inCIE bool) error {
 			if err != nil {
 				return err
 			}
-			var off int64
-			if op == 0x12 {
-				off, err = r.sleb()
-				off *= c.dataAlign
-			} else {
-				var u uint64
-				u, err = r.uleb()
-				off = int64(u)
-			}
+			off, err := r.cfaOffset(op == 0x12, c.dataAlign)
 			if err != nil {
 				return err
 			}
@@ -586,15 +570,7 @@ func (x *cfiExec) exec(insns []byte, inCIE bool) error {
 			}
 			x.row.CFA.Reg = uint8(reg)
 		case 0x0e, 0x13: // DW_CFA_def_cfa_offset(_sf)
-			var off int64
-			if op == 0x13 {
-				off, err = r.sleb()
-				off *= c.dataAlign
-			} else {
-				var u uint64
-				u, err = r.uleb()
-				off = int64(u)
-			}
+			off, err := r.cfaOffset(op == 0x13, c.dataAlign)
 			if err != nil {
 				return err
 			}
@@ -713,6 +689,24 @@ func (r *cfiReader) sleb() (int64, error) {
 			return 0, cfiErrorf("LEB128 too long")
 		}
 	}
+}
+
+// offset reads a register rule's offset: a signed or unsigned LEB128 times the data alignment.
+func (r *cfiReader) offset(signed bool, dataAlign int64) (int64, error) {
+	if signed {
+		v, err := r.sleb()
+		return v * dataAlign, err
+	}
+	v, err := r.uleb()
+	return int64(v) * dataAlign, err
+}
+
+// cfaOffset reads a CFA offset: factored by the data alignment only in the signed ("_sf") forms.
+func (r *cfiReader) cfaOffset(signed bool, dataAlign int64) (int64, error) {
+	if signed {
+		return r.offset(true, dataAlign)
+	}
+	return r.offset(false, 1)
 }
 
 func (r *cfiReader) cstring() (string, error) {
