@@ -98,16 +98,16 @@
 //
 // AllocOptions.Stacks records each firing with the thread's registers and 16 KiB of its stack
 // (usdt.Options.StackSize) and walks it at once with package unwind: the probe fires in libjvm, and the
-// walker reaches the Java frames through the thread's frame anchor (the runtime's slow path, entered from
-// a stub or the interpreter with call_VM) or by frame pointers (the interpreter's and C2's leaf calls,
-// which set no anchor). AllocOptions.Sample records one firing in N at random; at about a million
+// walker unwinds libjvm's frames by their call frame information over the copied stack to the Java
+// frames (never by the thread's frame anchor, which has moved on by the time the record is read). AllocOptions.Sample records one firing in N at random; at about a million
 // firings a second per allocating thread the reader walks some 10-13 thousand stacks a second on the test
 // machine, so jvmkit alloc --stacks records one in 64 by default when every allocation fires, and every
 // firing with --switch-flags. Measured on the AllocStacks workload (each class allocated in its own
 // method, 2 s): with -XX:+DTraceAllocProbes, JDK 17 100% of 23k stacks reach the thread root and 100%
 // name the allocating method; JDK 25 99.9% reach the root but about 0% name the allocating method: C2's
-// leaf call to dtrace_object_alloc has no debug information at its return address, and the walker takes
-// the next PcDesc in the code (-XX:+DebugNonSafepoints fixes two of the three classes, not all). With
+// leaf call to dtrace_object_alloc has no debug information at its return address, so its inlining is
+// unknown and the walker names the compiled method the allocation was inlined into, as HotSpot's own
+// walkers do. With
 // --switch-flags (slow paths, entered through stubs whose return addresses have debug information) both
 // JDKs give 100% complete stacks naming the allocating method.
 //

@@ -28,8 +28,8 @@ var allocatingMethod = map[string]string{
 // allocates the class.
 //
 // JDK 21+'s C2 calls the probe's function as a leaf call without debug information at its return
-// address, so the walker attributes those firings to the next debug information in the code, not the
-// allocating method (see the package documentation): there the method share is measured, not required.
+// address, so the walker names the compiled method the allocation was inlined into, not the allocating
+// method (see the package documentation): there the method share is measured, not required.
 func TestAllocStacks(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
