@@ -28,10 +28,13 @@ setup:
 test: setup lint unit
 
 # -p 1: the live tests start real JVMs; two cores are enough for one package at a time. The summary lists every
-# skipped test with its reason, the slowest packages and tests; the raw events are kept in bin/test-events.json.
+# skipped test with its reason, the slowest packages and tests, and the CPU time of each package, test and JDK
+# (each test binary runs in a cgroup of its own, through testsummary wrap); the raw events are kept in
+# bin/test-events.json, the CPU times in bin/test-cpu.json.
 unit: build
 	$(GO) build -o $(BIN)/testsummary ./scripts/testsummary
-	$(BIN)/testsummary -json $(BIN)/test-events.json -- $(GO) test -json -p 1 -count=1 -timeout 30m ./...
+	$(BIN)/testsummary -json $(BIN)/test-events.json -cpu $(BIN)/test-cpu.json -- \
+	  $(GO) test -json -exec '$(CURDIR)/$(BIN)/testsummary wrap' -p 1 -count=1 -timeout 30m ./...
 
 # The edit loop: no JVM, no root, no external tools. In -short mode testutil's helpers (JDKs, StartJVM,
 # MustHaveRoot, MustHaveTool, ...) skip the test, so only pure tests (parsers, fuzz seeds, golden files) run.

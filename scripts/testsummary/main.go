@@ -8,15 +8,25 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
 
 func main() {
+	// `go test -exec 'testsummary wrap'` runs each test binary through us (see wrap).
+	if len(os.Args) > 1 && os.Args[1] == "wrap" {
+		if len(os.Args) < 3 {
+			fmt.Fprintln(os.Stderr, "usage: testsummary wrap TEST-BINARY [FLAGS]")
+			os.Exit(2)
+		}
+		os.Exit(wrap(os.Args[2:]))
+	}
 	jsonOut := flag.String("json", "", "also write the raw test2json events to this file")
 	slowest := flag.Int("slowest", 15, "list this many of the slowest tests")
+	cpuLog := flag.String("cpu", "", "CPU log: go test's -exec 'testsummary wrap' appends each test binary's CPU time to it")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: testsummary [-json FILE] [-slowest N] -- go test -json [flags] [packages]")
+		fmt.Fprintln(os.Stderr, "usage: testsummary [-json FILE] [-cpu FILE] [-slowest N] -- go test -json [-exec 'testsummary wrap'] [flags] [packages]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -24,11 +34,25 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	os.Exit(run(flag.Args(), *jsonOut, *slowest))
+	os.Exit(run(flag.Args(), *jsonOut, *cpuLog, *slowest))
 }
 
-func run(argv []string, jsonOut string, slowest int) int {
+func run(argv []string, jsonOut, cpuLog string, slowest int) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if cpuLog != "" {
+		// The wrappers run in the packages' directories.
+		abs, err := filepath.Abs(cpuLog)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "testsummary: %v\n", err)
+			return 1
+		}
+		cpuLog = abs
+		if err := os.WriteFile(cpuLog, nil, 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "testsummary: %v\n", err)
+			return 1
+		}
+		cmd.Env = append(os.Environ(), cpuLogEnv+"="+cpuLog)
+	}
 	cmd.Stdin = os.Stdin
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
@@ -55,6 +79,13 @@ func run(argv []string, jsonOut string, slowest int) int {
 	s := newSummary(os.Stdout)
 	readErr := s.read(events)
 	waitErr := cmd.Wait()
+	if cpuLog != "" {
+		records, err := readCPULog(cpuLog)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "testsummary: %v\n", err)
+		}
+		reportCPU(os.Stdout, records, slowest)
+	}
 	s.report(slowest)
 
 	code := 0
