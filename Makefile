@@ -67,11 +67,13 @@ fuzz:
 	  done; \
 	done
 
-# Rebuild the JVMTI perf-map agent that the perfmap package embeds (perfmap/agent/build.sh: gcc and a JDK 17's
-# headers, JDK_INCLUDE=...); commit the library and its .buildinfo with the C source. `build` does not need
-# gcc: it uses the committed library.
+# Rebuild the JVMTI perf-map agents that the perfmap package embeds (perfmap/agent/build.sh and a JDK 17's
+# headers, JDK_INCLUDE=...): amd64 with gcc, arm64 with Debian's gcc-aarch64-linux-gnu. Commit the libraries
+# and their .buildinfo with the C source; TestAgentLibraryFresh fails on a stale one. `build` and `release`
+# need no C compiler: they use the committed libraries.
 agent:
-	perfmap/agent/build.sh
+	CC=gcc ARCH=amd64 perfmap/agent/build.sh
+	CC=aarch64-linux-gnu-gcc ARCH=arm64 perfmap/agent/build.sh
 
 clean:
 	rm -rf $(BIN)/gjcmd $(BIN)/jvmkit $(BIN)/gjmaps

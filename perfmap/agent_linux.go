@@ -24,8 +24,9 @@ import (
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
-// The agent libraries built by `make agent` (perfmap/agent/build.sh), one per architecture; each binary
-// carries them all (18 KB each) and loads the one for its own GOARCH.
+// The agent libraries built by `make agent` (perfmap/agent/build.sh), one per architecture: amd64 with gcc,
+// arm64 with Debian's gcc-aarch64-linux-gnu. Each binary carries them all (18 KB for amd64, 66 KB for
+// arm64, whose segments are aligned for 64 KiB pages) and loads the one for its own GOARCH.
 //
 //go:embed agent/libjvmkit-perfmap-linux-*.so
 var agentLibs embed.FS

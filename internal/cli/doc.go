@@ -14,5 +14,7 @@
 //	3   no such JVM: the pid does not exist, is not a Java process or not HotSpot (OpenJ9)
 //	4   permission: the caller may not attach, or a planted socket/symlink was refused
 //	5   no attach listener: timeout, JVM stopped or hung, attach disabled
+//	6   not in this build: the command needs what its architecture lacks (arm64: the Java stack
+//	    walker); the message says what works instead, and --help marks such commands
 //	130 interrupted (SIGINT/SIGTERM)
 package cli

@@ -42,6 +42,7 @@ func ExitCode(err error) int {
 	var ee *exitError
 	var je *attach.JVMError
 	var ae *attach.AgentError
+	var arch *archError
 	switch {
 	case err == nil:
 		return ExitOK
@@ -49,6 +50,8 @@ func ExitCode(err error) int {
 		return ee.code
 	case errors.As(err, &ue):
 		return ExitUsage
+	case errors.As(err, &arch):
+		return ExitUnsupported
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.Is(err, attach.ErrProcessGone), errors.Is(err, attach.ErrNotJVM),

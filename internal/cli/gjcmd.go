@@ -31,8 +31,10 @@ var rawOps = map[string]bool{
 
 // GjcmdMain runs gjcmd with the given arguments (without the program name) and returns the exit status.
 func GjcmdMain(args []string, stdout, stderr io.Writer) int {
-	g := &gjcmd{stdout: stdout, stderr: stderr}
-	return run("gjcmd", g.command(), args, stdout, stderr, true)
+	if code, ok := completeAfterTarget(args, stdout, stderr); ok {
+		return code
+	}
+	return run("gjcmd", GjcmdCommand(stdout, stderr), args, stdout, stderr, true)
 }
 
 type gjcmd struct {
@@ -72,7 +74,6 @@ Exit status: 0 ok, 1 the JVM reported a failure, 2 usage, 3 no such JVM or not H
 4 permission denied, 5 attach listener not available (timeout, JVM stopped, attach disabled),
 130 interrupted.`,
 		Args:          cobra.ArbitraryArgs,
-		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE:          g.run,

@@ -24,8 +24,7 @@ import (
 
 // GjmapsMain runs gjmaps with the given arguments (without the program name) and returns the exit status.
 func GjmapsMain(args []string, stdout, stderr io.Writer) int {
-	g := &gjmaps{stdout: stdout, stderr: stderr}
-	return run("gjmaps", g.command(), args, stdout, stderr, true)
+	return run("gjmaps", GjmapsCommand(stdout, stderr), args, stdout, stderr, true)
 }
 
 type gjmaps struct {
@@ -75,7 +74,6 @@ has passed or SIGINT (jvmkit symbolize names perf samples by it, code the JIT re
 
 Exit status: 0 ok, 1 a JVM failed (the others are still done), 2 usage, 130 interrupted.`,
 		Args:          cobra.NoArgs,
-		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE:          g.run,

@@ -19,6 +19,12 @@ type Command func(stdout, stderr io.Writer) *cobra.Command
 // JvmkitMain runs jvmkit with the given arguments (without the program name) and the extra
 // subcommands, and returns the exit status.
 func JvmkitMain(args []string, stdout, stderr io.Writer, extra ...Command) int {
+	return run("jvmkit", JvmkitCommand(stdout, stderr, extra...), args, stdout, stderr, false)
+}
+
+// JvmkitCommand builds jvmkit's command tree with the extra subcommands: for JvmkitMain, and for the
+// release tool, which generates completions and man pages from it.
+func JvmkitCommand(stdout, stderr io.Writer, extra ...Command) *cobra.Command {
 	app := &jvmkit{stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
 		Use:   "jvmkit",
@@ -27,8 +33,8 @@ func JvmkitMain(args []string, stdout, stderr io.Writer, extra ...Command) int {
 no attach: nothing runs in the JVM and it is not stopped. A target is a pid (the host pid for a JVM in a
 container) or, where the command says so, a core file made with gcore.
 
-Exit status: 0 ok, 1 failed, 2 usage, 3 no such JVM or not HotSpot, 4 permission, 130 interrupted.`,
-		Version:       version(),
+Exit status: 0 ok, 1 failed, 2 usage, 3 no such JVM or not HotSpot, 4 permission, 6 not in this
+build (its architecture), 130 interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -38,7 +44,8 @@ Exit status: 0 ok, 1 failed, 2 usage, 3 no such JVM or not HotSpot, 4 permission
 	for _, c := range extra {
 		addOrMerge(root, c(stdout, stderr))
 	}
-	return run("jvmkit", root, args, stdout, stderr, false)
+	finishTree(root)
+	return root
 }
 
 // addOrMerge adds cmd to root, or, when root has a command of that name (jfr), adds cmd's subcommands

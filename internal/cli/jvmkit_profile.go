@@ -257,6 +257,9 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 }
 
 func (a *jvmkit) profileCore(ctx context.Context, pf *profileFlags) error {
+	if err := checkCoreMachine(pf.core); err != nil {
+		return err
+	}
 	j, err := vmstructs.OpenCore(ctx, pf.core, vmstructs.CoreOptions{Root: a.coreRoot})
 	if err != nil {
 		return err
