@@ -2,20 +2,6 @@ package unwind
 
 import "testing"
 
-func TestJavaName(t *testing.T) {
-	for in, want := range map[string]string{
-		"int java.lang.String.indexOf(int, int)":       "java.lang.String.indexOf",
-		"void Unwind.<init>()":                         "Unwind.<init>",
-		"java.lang.String[] Foo$Bar.baz()":             "Foo$Bar.baz",
-		"void Unwind$$Lambda/0x0000000022041228.run()": "Unwind$$Lambda/0x0000000022041228.run",
-		"": "",
-	} {
-		if got := javaName(in); got != want {
-			t.Errorf("javaName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestPatterns(t *testing.T) {
 	for _, c := range []struct {
 		code []byte

@@ -8,9 +8,9 @@ import (
 	"iter"
 	"log/slog"
 	"sort"
-	"strings"
 	"time"
 
+	"github.com/jvmkit/jvmkit/internal/javaname"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
@@ -899,7 +899,7 @@ func (w *Walker) compiledFrames(bi *blobInfo, pc uint64, top bool) []Frame {
 	}
 	var fs []Frame
 	if err != nil && len(scopes) == 0 {
-		name := javaName(b.MethodName)
+		name := javaname.Qualified(b.MethodName)
 		if name == "" {
 			name = "[unknown nmethod]"
 		}
@@ -910,7 +910,7 @@ func (w *Walker) compiledFrames(bi *blobInfo, pc uint64, top bool) []Frame {
 			if i == len(scopes)-1 {
 				t = Compiled
 			}
-			name := javaName(s.MethodName)
+			name := javaname.Qualified(s.MethodName)
 			if name == "" {
 				name = fmt.Sprintf("[method %#x]", s.Method)
 			}
@@ -919,17 +919,6 @@ func (w *Walker) compiledFrames(bi *blobInfo, pc uint64, top bool) []Frame {
 	}
 	w.scopes[k] = fs
 	return fs
-}
-
-// javaName turns "int java.lang.String.indexOf(int, int)" into "java.lang.String.indexOf".
-func javaName(sig string) string {
-	if i := strings.IndexByte(sig, '('); i >= 0 {
-		sig = sig[:i]
-	}
-	if i := strings.LastIndexByte(sig, ' '); i >= 0 {
-		sig = sig[i+1:]
-	}
-	return sig
 }
 
 // blob finds the code blob of pc, from the walker's cache or the code cache.
@@ -1023,7 +1012,7 @@ func (w *Walker) method(mp uint64) *methodInfo {
 	if err != nil || sig == "" {
 		return nil
 	}
-	m.code, m.codeSize, m.sig, m.name = cm+l.ConstMethodSize, size, sig, javaName(sig)
+	m.code, m.codeSize, m.sig, m.name = cm+l.ConstMethodSize, size, sig, javaname.Qualified(sig)
 	m.method = mp
 	m.ok = true
 	return m

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/jvmkit/jvmkit/internal/javaname"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
 
@@ -849,11 +850,10 @@ func b2u(b bool) uint64 {
 
 // ccExternal is the expected external name of a method spec (the test's own, simple rendering).
 func ccExternal(m [3]string) string {
-	ret, params, ok := externalSignature(m[2])
-	if !ok {
-		panic(m[2])
+	if _, err := javaname.ParseMethodDescriptor(m[2]); err != nil {
+		panic(err)
 	}
-	return ret + " " + externalClassName(m[0]) + "." + m[1] + "(" + params + ")"
+	return javaname.Name(m[0], m[1], m[2], javaname.Options{Params: true, Return: true})
 }
 
 // method writes a Method, its ConstMethod (with lines, if any), ConstantPool, class and symbols.
@@ -1227,47 +1227,6 @@ func FuzzLineTable(f *testing.F) {
 				t.Fatalf("readUnsigned5 at %d: next %d", pos, next)
 			}
 			pos = next
-		}
-	})
-}
-
-func TestExternalSignature(t *testing.T) {
-	for _, tc := range []struct{ sig, ret, params string }{
-		{"()V", "void", ""},
-		{"(I)I", "int", "int"},
-		{"(Ljava/lang/Object;J)Ljava/lang/Object;", "java.lang.Object", "java.lang.Object, long"},
-		{"([B[[Ljava/lang/String;ZCSFD)[I", "int[]", "byte[], java.lang.String[][], boolean, char, short, float, double"},
-	} {
-		ret, params, ok := externalSignature(tc.sig)
-		if !ok || ret != tc.ret || params != tc.params {
-			t.Errorf("%s: %q %q %v", tc.sig, ret, params, ok)
-		}
-	}
-	for _, bad := range []string{"", "(", "()", "(V)V", "(L;)V", "(Ljava/lang/Object)V", "([V)V", "()VV", "I", "(Q)V"} {
-		if _, _, ok := externalSignature(bad); ok {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-	for in, want := range map[string]string{
-		"java/lang/String":                   "java.lang.String",
-		"Foo$$Lambda+0x0000000800c01234":     "Foo$$Lambda/0x0000000800c01234",
-		"a/b/C+D":                            "a.b.C+D",
-		"java/lang/invoke/LambdaForm$MH+0x1": "java.lang.invoke.LambdaForm$MH/0x1",
-	} {
-		if got := externalClassName(in); got != want {
-			t.Errorf("externalClassName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func FuzzExternalSignature(f *testing.F) {
-	for _, s := range []string{"()V", "(Ljava/lang/Object;J)Ljava/lang/Object;", "([[I)[Z", "(L;)V"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, sig string) {
-		ret, params, ok := externalSignature(sig)
-		if ok && (ret == "" || strings.Count(sig, "(") < 1) {
-			t.Fatalf("%q: %q %q", sig, ret, params)
 		}
 	})
 }

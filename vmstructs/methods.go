@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/jvmkit/jvmkit/internal/javaname"
 )
 
 // methodNameLayout is what naming a Method* needs from VMStructs.
@@ -249,7 +251,7 @@ func (n *methodNamer) readHolder(cp uint64) poolHolder {
 	if err != nil {
 		return poolHolder{err: fmt.Errorf("class name: %w", err)}
 	}
-	h.name = externalClassName(s)
+	h.name = javaname.ClassName(s)
 	if l.anonBit != 0 {
 		h.name += n.anonymousSuffix(k)
 	}
@@ -347,112 +349,13 @@ func (n *methodNamer) signature(addr uint64) ([2]string, error) {
 	if err != nil {
 		return [2]string{}, err
 	}
-	ret, params, ok := externalSignature(raw)
-	if !ok {
-		return [2]string{}, fmt.Errorf("malformed signature %q", raw)
+	mt, err := javaname.ParseMethodDescriptor(raw)
+	if err != nil {
+		return [2]string{}, fmt.Errorf("malformed signature: %w", err)
 	}
-	s := [2]string{ret, params}
+	s := [2]string{mt.Return, strings.Join(mt.Params, ", ")}
 	n.sigs[addr] = s
 	return s, nil
-}
-
-// externalClassName turns an internal class name (java/lang/String) into the Java form
-// (java.lang.String). A hidden class is named "Name+0x<address>" inside the JVM and "Name/0x<address>"
-// outside (Klass::external_name).
-func externalClassName(s string) string {
-	s = strings.ReplaceAll(s, "/", ".")
-	if i := strings.LastIndexByte(s, '+'); i >= 0 && isHexAddress(s[i+1:]) {
-		s = s[:i] + "/" + s[i+1:]
-	}
-	return s
-}
-
-func isHexAddress(s string) bool {
-	h, ok := strings.CutPrefix(s, "0x")
-	if !ok || h == "" {
-		return false
-	}
-	return strings.Trim(h, "0123456789abcdefABCDEF") == ""
-}
-
-// externalSignature turns a method descriptor, "(Ljava/lang/String;[I)V", into its return type and
-// parameter list as HotSpot prints them (Symbol::print_as_signature_external_*): "void" and
-// "java.lang.String, int[]".
-func externalSignature(sig string) (ret, params string, ok bool) {
-	if !strings.HasPrefix(sig, "(") {
-		return "", "", false
-	}
-	var b strings.Builder
-	i := 1
-	for first := true; ; first = false {
-		if i >= len(sig) {
-			return "", "", false
-		}
-		if sig[i] == ')' {
-			i++
-			break
-		}
-		t, next, ok := externalType(sig, i)
-		if !ok || t == "void" {
-			return "", "", false
-		}
-		if !first {
-			b.WriteString(", ")
-		}
-		b.WriteString(t)
-		i = next
-	}
-	ret, next, ok := externalType(sig, i)
-	if !ok || next != len(sig) {
-		return "", "", false
-	}
-	return ret, b.String(), true
-}
-
-// externalType decodes the field descriptor at sig[i:].
-func externalType(sig string, i int) (string, int, bool) {
-	dims := 0
-	for i < len(sig) && sig[i] == '[' {
-		dims++
-		i++
-	}
-	if i >= len(sig) || dims > 255 {
-		return "", 0, false
-	}
-	var t string
-	switch sig[i] {
-	case 'B':
-		t = "byte"
-	case 'C':
-		t = "char"
-	case 'D':
-		t = "double"
-	case 'F':
-		t = "float"
-	case 'I':
-		t = "int"
-	case 'J':
-		t = "long"
-	case 'S':
-		t = "short"
-	case 'Z':
-		t = "boolean"
-	case 'V':
-		if dims > 0 {
-			return "", 0, false
-		}
-		t = "void"
-	case 'L':
-		end := strings.IndexByte(sig[i:], ';')
-		if end < 2 {
-			return "", 0, false
-		}
-		t = strings.ReplaceAll(sig[i+1:i+end], "/", ".")
-		i += end
-	default:
-		return "", 0, false
-	}
-	return t + strings.Repeat("[]", dims), i + 1, true
 }
 
 // unsigned5Max is the longest UNSIGNED5 number: 5 bytes for 32 bits.

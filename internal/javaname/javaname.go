@@ -100,7 +100,8 @@ func fieldType(s string) (typ, rest string, err error) {
 		if i == 1 || strings.ContainsAny(s[1:i], ".[()") {
 			return "", "", fmt.Errorf("bad class name %q", s[1:i])
 		}
-		base = strings.ReplaceAll(s[1:i], "/", ".")
+		// An array of hidden classes is named by its element's name ("[LFoo$$Lambda+0x…;").
+		base = ClassName(s[1:i])
 		s = s[i:]
 	default:
 		return "", "", fmt.Errorf("unknown type %q", s[0])
@@ -186,4 +187,18 @@ func TypeName(s string) string {
 		}
 	}
 	return ClassName(s)
+}
+
+// Qualified returns the class and method of an external method name ("int java.lang.String.indexOf(int,
+// int)", as Compiler.perfmap and Method::external_name write it) without its types:
+// "java.lang.String.indexOf". Stack frames and folded stacks name methods this way. A name without
+// types is returned as it is.
+func Qualified(external string) string {
+	if i := strings.IndexByte(external, '('); i >= 0 {
+		external = external[:i]
+	}
+	if i := strings.LastIndexByte(external, ' '); i >= 0 {
+		external = external[i+1:]
+	}
+	return external
 }

@@ -44,6 +44,51 @@ func TestName(t *testing.T) {
 	}
 }
 
+func TestClassName(t *testing.T) {
+	for in, want := range map[string]string{
+		"java/lang/String":                   "java.lang.String",
+		"Foo$$Lambda+0x0000000800c01234":     "Foo$$Lambda/0x0000000800c01234",
+		"a/b/C+D":                            "a.b.C+D",
+		"a/b/C+0x":                           "a.b.C+0x",
+		"java/lang/invoke/LambdaForm$MH+0x1": "java.lang.invoke.LambdaForm$MH/0x1",
+	} {
+		if got := javaname.ClassName(in); got != want {
+			t.Errorf("ClassName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTypeName(t *testing.T) {
+	for in, want := range map[string]string{
+		"java/lang/String":                  "java.lang.String",
+		"[B":                                "byte[]",
+		"[[Ljava/lang/Object;":              "java.lang.Object[][]",
+		"Foo$$Lambda+0x0000000800c01234":    "Foo$$Lambda/0x0000000800c01234",
+		"[LFoo$$Lambda+0x0000000800c01234;": "Foo$$Lambda/0x0000000800c01234[]",
+		"[Q":                                "[Q",
+		"":                                  "",
+	} {
+		if got := javaname.TypeName(in); got != want {
+			t.Errorf("TypeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestQualified(t *testing.T) {
+	for in, want := range map[string]string{
+		"int java.lang.String.indexOf(int, int)":       "java.lang.String.indexOf",
+		"void Unwind.<init>()":                         "Unwind.<init>",
+		"java.lang.String[] Foo$Bar.baz()":             "Foo$Bar.baz",
+		"void Unwind$$Lambda/0x0000000022041228.run()": "Unwind$$Lambda/0x0000000022041228.run",
+		"java.lang.String.indexOf":                     "java.lang.String.indexOf",
+		"":                                             "",
+	} {
+		if got := javaname.Qualified(in); got != want {
+			t.Errorf("Qualified(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestParseMethodDescriptor(t *testing.T) {
 	mt, err := javaname.ParseMethodDescriptor("(I[Ljava/lang/Object;)V")
 	if err != nil {
@@ -85,9 +130,26 @@ func FuzzName(f *testing.F) {
 			t.Fatalf("%q: %q, want %q", sig, full, want)
 		}
 		for _, p := range append(mt.Params, mt.Return) {
-			if p == "" || strings.ContainsAny(p, "/;(") {
+			// A '/' only before a hidden class's address.
+			if p == "" || strings.ContainsAny(p, ";(") || strings.Count(p, "/") != strings.Count(p, "/0x") {
 				t.Fatalf("%q: type %q", sig, p)
 			}
+		}
+	})
+}
+
+func FuzzTypeName(f *testing.F) {
+	for _, s := range []string{"[B", "[[Ljava/lang/Object;", "Foo$$Lambda+0x0000000800c01234", "[L;", "a/b/C+D"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := javaname.TypeName(s)
+		if !strings.HasPrefix(s, "[") && got != javaname.ClassName(s) {
+			t.Fatalf("TypeName(%q) = %q, not its class name", s, got)
+		}
+		// Slashes become dots; a '/' is left only before a hidden class's address.
+		if strings.Count(got, "/") != strings.Count(got, "/0x") {
+			t.Fatalf("TypeName(%q) = %q", s, got)
 		}
 	})
 }

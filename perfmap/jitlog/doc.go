@@ -7,7 +7,7 @@
 // code cache) appends Records to a log with a Writer. A Resolver built from the records answers
 // (pid, address, time) → name, and feeds the exporters: Symbolize rewrites perf script text, PerfMap and
 // PerfMapWindow write perf maps as of a time or for a window, and WriteJitdump and CreateJitdump write
-// jitdump files for perf inject --jit. JavaName formats the JVM-internal names that the probes carry.
+// jitdump files for perf inject --jit.
 //
 // # Records
 //
@@ -26,9 +26,9 @@
 // # Recording
 //
 // A recorder is a loop around a Writer: Create the log (WriterOptions.FlushInterval bounds what a kill
-// loses), Append a Record per probe event and per snapshot entry, Close at the end. Names come from
-// JavaName with NameOptions{Params: true, Return: true} for loads and unloads alike (an UNLOAD finds its
-// LOAD by name, and a SNAPSHOT from Compiler.perfmap or vmstructs names nmethods the same way). For
+// loses), Append a Record per probe event and per snapshot entry, Close at the end. Names are
+// HotSpot's Method::external_name for loads and unloads alike (an UNLOAD finds its LOAD by name, and a
+// SNAPSHOT from Compiler.perfmap or vmstructs names nmethods the same way). For
 // perf inject, the recorder also calls CreateJitdump at its start and CodeLoad for each load, with the
 // code read by ReadCode while it is still there.
 //
@@ -158,11 +158,11 @@
 //
 // # Java names
 //
-// JavaName turns the probe's strings (class "java/lang/String", method "indexOf", signature "(II)I")
-// into Java's form, with a small JVM descriptor parser (JVMS §4.3), optionally with parameter and return
-// types. With both it matches HotSpot's Method::external_name, the names of jcmd Compiler.perfmap
-// ("int java.lang.String.indexOf(int, int)"), so LOAD and SNAPSHOT names of the same code agree.
-// Hidden classes (lambda forms, JDK 15+) are named as Class.getName does: "Foo$$Lambda/0x...".
+// The recorder turns the probe's strings (class "java/lang/String", method "indexOf", signature "(II)I")
+// into HotSpot's Method::external_name, the names of jcmd Compiler.perfmap ("int
+// java.lang.String.indexOf(int, int)"), with the project's one Java-name rule (internal/javaname, shared
+// with vmstructs, the unwinder and allocation profiles), so LOAD and SNAPSHOT names of the same code
+// agree. Hidden classes (lambda forms, JDK 15+) are named as Class.getName does: "Foo$$Lambda/0x...".
 //
 // # Compatibility
 //

@@ -20,7 +20,9 @@ func Example_recorder() {
 		fmt.Println(err)
 		return
 	}
-	name := jitlog.JavaName("java/lang/String", "indexOf", "(II)I", jitlog.NameOptions{Params: true, Return: true})
+	// Named as Compiler.perfmap names methods (hotspot:compiled__method__load passes "java/lang/String",
+	// "indexOf", "(II)I").
+	name := "int java.lang.String.indexOf(int, int)"
 	// For each hotspot:compiled__method__load event (usdt.Event: Time, PID; the probe's arguments):
 	_ = w.Append(jitlog.Record{Time: 1_000_000_000, PID: 4242, Kind: jitlog.Load, Start: 0x7f0000010000, Size: 0x220,
 		Name: name, Source: jitlog.SourceUSDT})

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jvmkit/jvmkit/internal/javaname"
 	"github.com/jvmkit/jvmkit/perfmap"
 	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/usdt/hotspot"
@@ -25,8 +26,8 @@ import (
 // Loads are logged with the size of the whole code, stub section included, which the code cache says
 // (the size of the snapshot and of Compiler.perfmap, so that samples in the stubs are named too and
 // the two records of the same code agree); where the code cache cannot be read in time (the code was
-// already freed), with the probe's insts_size, which lacks the stubs. Names are JavaName's with
-// parameters and return type, those of the snapshot.
+// already freed), with the probe's insts_size, which lacks the stubs. Names are
+// Method::external_name's (javaname.Name with parameters and return type), those of the snapshot.
 //
 // A JVM that cannot be recorded (not HotSpot, no probes, gone) is reported in its JVMRecordStats and
 // the others are recorded; RecordJVMs fails only when none can be. It flushes w after the snapshots and at
@@ -378,7 +379,7 @@ func (j *jvmRecorder) event(ev *usdt.Event) {
 	if !ok {
 		return
 	}
-	name := JavaName(m.Class, m.Method, m.Signature, NameOptions{Params: true, Return: true})
+	name := javaname.Name(m.Class, m.Method, m.Signature, javaname.Options{Params: true, Return: true})
 	if !j.load[ev.Site] {
 		j.stats.Unloads++
 		j.unload(Record{Time: m.Time, PID: j.pid, Kind: Unload, Name: name, Source: SourceUSDT})

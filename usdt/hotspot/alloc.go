@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jvmkit/jvmkit/internal/javaname"
 	"github.com/jvmkit/jvmkit/unwind"
 	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/vmstructs"
@@ -284,7 +285,7 @@ func (t *AllocTrace) read() {
 			t.mu.Lock()
 			s := t.stacks[string(key)]
 			if s == nil {
-				s = &AllocStack{Class: JavaName(string(name)), Thread: thread, Frames: st.Frames, Complete: st.Complete,
+				s = &AllocStack{Class: javaname.TypeName(string(name)), Thread: thread, Frames: st.Frames, Complete: st.Complete,
 					Reason: st.Reason, name: nameAddr, internal: string(name)}
 				t.stacks[string(key)] = s
 			}

@@ -219,29 +219,3 @@ func Decode(ev *usdt.Event) (Event, error) {
 	}
 	return nil, fmt.Errorf("%w: no decoder for %s", ErrEvent, ev.Probe)
 }
-
-// JavaName turns a class's internal name, as the probes pass it, into the name Java source uses:
-// "java/lang/String" → "java.lang.String", "[B" → "byte[]", "[[Ljava/lang/Object;" → "java.lang.Object[][]".
-// A name it does not recognise as an array descriptor only has its slashes replaced.
-func JavaName(internal string) string {
-	dims := 0
-	for dims < len(internal) && internal[dims] == '[' {
-		dims++
-	}
-	if dims == 0 {
-		return strings.ReplaceAll(internal, "/", ".")
-	}
-	elem := internal[dims:]
-	var base string
-	switch {
-	case len(elem) == 1:
-		base = map[byte]string{'B': "byte", 'C': "char", 'D': "double", 'F': "float", 'I': "int", 'J': "long",
-			'S': "short", 'Z': "boolean"}[elem[0]]
-	case len(elem) > 2 && elem[0] == 'L' && elem[len(elem)-1] == ';':
-		base = strings.ReplaceAll(elem[1:len(elem)-1], "/", ".")
-	}
-	if base == "" {
-		return strings.ReplaceAll(internal, "/", ".")
-	}
-	return base + strings.Repeat("[]", dims)
-}

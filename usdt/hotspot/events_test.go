@@ -83,25 +83,6 @@ func TestCatalogue(t *testing.T) {
 	}
 }
 
-func TestJavaName(t *testing.T) {
-	for in, want := range map[string]string{
-		"java/lang/String":       "java.lang.String",
-		"[B":                     "byte[]",
-		"[[I":                    "int[][]",
-		"[Ljava/lang/Object;":    "java.lang.Object[]",
-		"Alloc$AllocA":           "Alloc$AllocA",
-		"[":                      "[",
-		"[X":                     "[X",
-		"[L;":                    "[L;",
-		"":                       "",
-		"Foo$$Lambda+0x1234/abc": "Foo$$Lambda+0x1234.abc",
-	} {
-		if got := JavaName(in); got != want {
-			t.Errorf("JavaName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestGCPairing(t *testing.T) {
 	hdr := func(probe string, tid int, ts uint64) Header {
 		return Header{Probe: "hotspot:" + probe, TID: tid, Time: ts}
@@ -204,6 +185,5 @@ func FuzzDecode(f *testing.F) {
 		if err == nil && e.Head().Probe != "hotspot:"+name {
 			t.Errorf("decoded %s as %s", name, e.Head().Probe)
 		}
-		_ = JavaName(string(s))
 	})
 }

@@ -3,6 +3,7 @@ package hotspot
 import (
 	"fmt"
 
+	"github.com/jvmkit/jvmkit/internal/javaname"
 	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
@@ -111,7 +112,7 @@ func sizeBuckets(p *AllocProfile, buckets []usdt.Bucket, sizes map[uint64]classS
 		c := byName[name]
 		size := bucketSize(b, sizes)
 		if c == nil {
-			c = &ClassAlloc{Class: JavaName(name), InstanceSize: size}
+			c = &ClassAlloc{Class: javaname.TypeName(name), InstanceSize: size}
 			byName[name] = c
 		}
 		c.Count += b.Count
