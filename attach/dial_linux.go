@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
 // Dial attaches to the HotSpot JVM with the given pid (as seen by the caller; for a JVM in a container
@@ -37,6 +39,9 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 	}
 	t, err := Resolve(pid)
 	if err != nil {
+		if gerr := vm.exitErr(pid, "before it could be attached"); gerr != nil {
+			err = gerr
+		}
 		vm.Close()
 		return nil, err
 	}
@@ -52,6 +57,9 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 	if t.Status.Stopped() {
 		vm.Close()
 		return nil, vm.stoppedErr(t.Status)
+	}
+	for _, p := range t.removeStaleTriggers() {
+		vm.logf("removed stale trigger file %s", p)
 	}
 	return vm, nil
 }
@@ -108,6 +116,9 @@ func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
 			}
 			backoff = min(backoff*2, 20*time.Millisecond)
 		case errors.Is(err, unix.ECONNREFUSED):
+			if gerr := vm.goneErr("before it could be asked"); gerr != nil {
+				return nil, gerr
+			}
 			return nil, fmt.Errorf("%w: nobody listens on %s (stale socket of a killed JVM?)", ErrNoListener, t.SocketPath())
 		case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
 			return nil, fmt.Errorf("%w: connect %s as uid %d: %w", ErrPermission, t.SocketPath(), os.Geteuid(), err)
@@ -249,8 +260,18 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 	} else {
 		_ = c.CloseWrite()
 		status, rest, err = vm.readStatus(ctx, c)
+		err = abandoned(err)
 	}
 	if err != nil {
+		// A JVM killed with the connection open closes it a moment before its pidfd tells that it
+		// exited (its threads close the descriptors, then the last one reports the exit): wait for
+		// that moment a little, on this path only.
+		if errors.Is(err, ErrNoReply) || isEOF(err) {
+			vm.waitExit(100 * time.Millisecond)
+		}
+		if gerr := vm.goneErr("before it replied"); gerr != nil {
+			return gerr
+		}
 		if errors.Is(err, ErrNoReply) && vm.tryAsOwner() {
 			vm.logf("no reply as uid %d; retrying with the JVM's credentials (uid %d)", os.Geteuid(), vm.Target.UID)
 			return vm.roundTrip(ctx, req, w, probe)
@@ -267,7 +288,51 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 		}
 		return &JVMError{Code: status, Message: lb.String()}
 	}
-	return vm.drain(ctx, c, rest, w)
+	err = abandoned(vm.drain(ctx, c, rest, w))
+	if ctx.Err() == nil {
+		// A JVM that dies while it replies closes the connection as if it had finished.
+		if gerr := vm.goneErr("while it replied; its output may be incomplete"); gerr != nil {
+			return gerr
+		}
+	}
+	return err
+}
+
+// abandoned marks a cancellation that came after the JVM had the whole request: it goes on with it.
+func abandoned(err error) error {
+	if errors.Is(err, context.Canceled) && !errors.Is(err, ErrAbandoned) {
+		return fmt.Errorf("%w: %w", ErrAbandoned, err)
+	}
+	return err
+}
+
+// waitExit waits up to d for the JVM to exit.
+func (vm *VM) waitExit(d time.Duration) {
+	if vm.pidfd < 0 {
+		return
+	}
+	_, _, _ = waitEvent(-1, vm.pidfd, d)
+}
+
+// goneErr says that the JVM has exited and how, as far as the kernel tells (exit status, or the signal
+// that killed it); nil while it runs.
+func (vm *VM) goneErr(when string) error {
+	t := vm.Target
+	if vm.pidfd < 0 {
+		if _, err := t.current(); err != nil {
+			return err
+		}
+		return nil
+	}
+	return vm.exitErr(t.PID, when)
+}
+
+// exitErr is goneErr for process pid, by the pidfd alone.
+func (vm *VM) exitErr(pid int, when string) error {
+	if vm.pidfd < 0 || !procfs.Exited(vm.pidfd) {
+		return nil
+	}
+	return fmt.Errorf("%w: process %d %s %s", ErrProcessGone, pid, procfs.Default.ExitStatusOf(vm.pidfd, pid), when)
 }
 
 // limitedBuffer keeps the first max bytes written to it and discards the rest.

@@ -133,6 +133,36 @@ func (tr *trigger) remove() {
 	tr.dirfd = -1
 }
 
+// removeStaleTriggers removes the trigger files left by attachers that were killed while they started
+// the listener (gjcmd killed a millisecond into attaching, a jcmd killed by its supervisor): once the
+// listener is up, a trigger file older than its socket has done its work, whoever made it. Only a regular
+// empty file that the JVM would accept (its user's or root's) and that is not newer than the socket is
+// removed, by name relative to its directory; anything else is left alone. It returns the paths removed.
+func (t *Target) removeStaleTriggers() []string {
+	var sock unix.Stat_t
+	if err := unix.Lstat(t.SocketPath(), &sock); err != nil || sock.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return nil
+	}
+	var removed []string
+	for _, dir := range []string{t.Cwd, t.TmpDir()} {
+		dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		name := t.triggerName()
+		if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
+			st.Size == 0 && (int(st.Uid) == t.UID || st.Uid == 0) && !newer(st.Ctim, sock.Ctim) &&
+			unix.Unlinkat(dfd, name, 0) == nil {
+			removed = append(removed, dir+"/"+name)
+		}
+		unix.Close(dfd)
+	}
+	return removed
+}
+
+func newer(a, b unix.Timespec) bool { return a.Sec > b.Sec || a.Sec == b.Sec && a.Nsec > b.Nsec }
+
 // attachDisabled reads the JVM's capabilities from its hsperfdata, like the JDK's attach provider, so
 // a JVM started with -XX:+DisableAttachMechanism is refused without being signalled.
 func (t *Target) attachDisabled(ctx context.Context) bool {

@@ -56,6 +56,9 @@ func (vm *VM) read(ctx context.Context, c *net.UnixConn, p []byte) (int, error) 
 		if ctx.Err() != nil {
 			return 0, vm.ioErr(ctx, "read reply", err)
 		}
+		if gerr := vm.goneErr("while it was running the command"); gerr != nil {
+			return 0, gerr
+		}
 		st, err := vm.Target.current()
 		if err != nil {
 			return 0, err

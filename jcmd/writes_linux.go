@@ -115,6 +115,9 @@ func LockMap(ctx context.Context, t *attach.Target) (*os.File, error) {
 	ctx, cancel := context.WithTimeout(ctx, mapLockWait)
 	defer cancel()
 	f, err := rootfs.Lock(ctx, dfd, HostPath(t, "/tmp"), ".perf-"+strconv.Itoa(t.NSPID)+".map.lock", t.UID, t.GID)
+	if errors.Is(err, unix.EROFS) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("jcmd: JVM %d: %w", t.PID, err)
 	}
@@ -143,8 +146,13 @@ func (c *Client) PerfMapData(ctx context.Context) ([]byte, *File, error) {
 	}
 	path, line := "/tmp/perf-"+strconv.Itoa(t.NSPID)+".map", "Compiler.perfmap"
 	if feature >= 22 {
-		path = "/tmp/.jvmkit-perfmap-" + rootfs.RandomHex(8) + ".map"
+		path = "/tmp/" + perfMapPrefix + rootfs.RandomHex(8) + ".map"
 		line += " " + path
+		// Maps of runs that were killed (SIGKILL) before they removed theirs.
+		if dfd, err := openInRoot(t, "/tmp", unix.O_PATH|unix.O_DIRECTORY, 0); err == nil {
+			rootfs.RemoveStale(dfd, perfMapPrefix, ".map", t.UID)
+			unix.Close(dfd)
+		}
 	}
 	w := write{path: path, mode: rootfs.Fresh, perm: 0o644}
 	p, err := c.process(ctx).Prepare(path, rootfs.Fresh, 0o644)
@@ -179,3 +187,6 @@ func (c *Client) PerfMapData(ctx context.Context) ([]byte, *File, error) {
 	}
 	return data, f, nil
 }
+
+// perfMapPrefix names the files PerfMapData has a JDK 22+ JVM write its map into.
+const perfMapPrefix = ".jvmkit-perfmap-"

@@ -350,8 +350,10 @@ func (s *agentSession) readMap(path string) ([]Entry, error) {
 }
 
 // makeMapDir creates /tmp/.jvmkit-perfmap-agent-<random>, owned by the JVM's user, mode 0700: the agent
-// writes there, and nobody but that user and root can put anything in its way.
+// writes there, and nobody but that user and root can put anything in its way. The directory is
+// flocked while in use; directories of sessions that were killed (their lock free) are removed first.
 func (s *agentSession) makeMapDir() (string, int, error) {
+	s.removeStaleMapDirs()
 	name := agentMapDirPrefix + rootfs.RandomHex(8)
 	if err := unix.Mkdirat(s.tmp, name, 0o700); err != nil {
 		return "", -1, fmt.Errorf("perfmap: create %s: %w", s.hostPath(name), err)
@@ -359,8 +361,10 @@ func (s *agentSession) makeMapDir() (string, int, error) {
 	s.debug("created", "path", s.hostPath(name))
 	dfd, err := unix.Openat(s.tmp, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err == nil {
-		if err = unix.Fchown(dfd, s.t.UID, s.t.GID); err == nil {
-			err = unix.Fchmod(dfd, 0o700)
+		if err = unix.Flock(dfd, unix.LOCK_EX|unix.LOCK_NB); err == nil {
+			if err = unix.Fchown(dfd, s.t.UID, s.t.GID); err == nil {
+				err = unix.Fchmod(dfd, 0o700)
+			}
 		}
 		if err != nil {
 			unix.Close(dfd)
@@ -371,6 +375,30 @@ func (s *agentSession) makeMapDir() (string, int, error) {
 		return "", -1, fmt.Errorf("perfmap: prepare %s: %w", s.hostPath(name), err)
 	}
 	return name, dfd, nil
+}
+
+// removeStaleMapDirs removes the map directories that sessions killed before their clean-up left in the
+// JVM's /tmp: directories of the JVM's user with our prefix whose lock is free.
+func (s *agentSession) removeStaleMapDirs() {
+	names, err := readDirNames(s.tmp)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n, agentMapDirPrefix) {
+			continue
+		}
+		dfd, err := unix.Openat(s.tmp, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(dfd, &st) != nil || int(st.Uid) != s.t.UID || unix.Flock(dfd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+			unix.Close(dfd)
+			continue
+		}
+		s.removeMapDir(n, dfd)
+	}
 }
 
 // removeMapDir removes the map directory and whatever is in it (the map; temporary files of a failed

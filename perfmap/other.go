@@ -37,6 +37,11 @@ func FromJcmd(_ context.Context, pid int) ([]Entry, error) {
 	return nil, fmt.Errorf("perfmap: process %d: %w", pid, ErrNotSupported)
 }
 
+// FromJcmdNotes has the JVM write its map. Only Linux is supported.
+func FromJcmdNotes(_ context.Context, pid int) ([]Entry, []string, error) {
+	return nil, nil, fmt.Errorf("perfmap: process %d: %w", pid, ErrNotSupported)
+}
+
 // CleanOwned removes maps PlaceOwned wrote. Only Linux is supported.
 func CleanOwned(_ context.Context, pid, _ int) ([]string, error) {
 	return nil, fmt.Errorf("perfmap: process %d: %w", pid, ErrNotSupported)

@@ -149,7 +149,7 @@ func parseRequest(words []string) (request, error) {
 			case len(words) > 2:
 				return request{}, usagef("options after -f are not allowed")
 			}
-			b, err := os.ReadFile(words[1])
+			b, err := readCommandFile(words[1])
 			if err != nil {
 				return request{}, usagef("could not read from file specified with -f option: %v", err)
 			}
@@ -169,6 +169,37 @@ func parseRequest(words []string) (request, error) {
 		line = "help"
 	}
 	return request{kind: "dcmd", lines: []string{line}, display: line}, nil
+}
+
+// maxCommandFile bounds a -f file: a few thousand command lines.
+const maxCommandFile = 1 << 20
+
+// readCommandFile reads a -f file: a regular file (a FIFO or device could block or never end), of at most
+// maxCommandFile bytes, text without NUL bytes.
+func readCommandFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxCommandFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxCommandFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxCommandFile)
+	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		return nil, fmt.Errorf("%s holds NUL bytes: not a text file of commands", path)
+	}
+	return b, nil
 }
 
 // result is the outcome for one JVM.
@@ -216,6 +247,9 @@ func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) 
 	start := time.Now()
 	cl, err := jcmd.Dial(ctx, pid, opts)
 	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("interrupted while attaching to JVM %d; nothing was sent: %w", pid, err)
+		}
 		res.err = err
 		return res
 	}
@@ -306,21 +340,25 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 	return true
 }
 
-// interrupted explains a command cut short by SIGINT or SIGTERM: the JVM goes on with it, and a file it
-// writes will still appear.
+// interrupted explains a command cut short by SIGINT or SIGTERM: before the JVM had it, nothing was
+// done; after, the JVM goes on with it, and a file it writes will still appear.
 func interrupted(err error, cl *jcmd.Client, name string, ws *jcmd.Writes) error {
 	if !errors.Is(err, context.Canceled) {
 		return err
 	}
+	pid := cl.Target().PID
+	if !errors.Is(err, attach.ErrAbandoned) {
+		return fmt.Errorf("interrupted before JVM %d had the command; %s was not run: %w", pid, name, context.Canceled)
+	}
 	jvm, host := ws.Paths()
 	if len(jvm) == 0 {
-		return fmt.Errorf("interrupted; %s may still be running in JVM %d: %w", name, cl.Target().PID, err)
+		return fmt.Errorf("interrupted; %s goes on in JVM %d, its output is lost: %w", name, pid, context.Canceled)
 	}
 	where := jvm[0]
 	if host[0] != jvm[0] {
 		where += " (from this host: " + host[0] + ")"
 	}
-	return fmt.Errorf("interrupted; %s goes on in JVM %d, which will write %s: %w", name, cl.Target().PID, where, err)
+	return fmt.Errorf("interrupted; %s goes on in JVM %d, which will write %s: %w", name, pid, where, context.Canceled)
 }
 
 // checkError is an invalid command line found before sending: exit status 1, as the JVM's own
@@ -417,6 +455,11 @@ func (r *result) setStatus(err error) {
 }
 
 func perfCounters(ctx context.Context, pid int, w io.Writer) error {
+	// Refused like every other command for a process that is not a JVM: its user could have put any
+	// file at /tmp/hsperfdata_<user>/<pid>.
+	if _, err := jcmd.Inspect(ctx, pid); err != nil {
+		return err
+	}
 	t, err := attach.Resolve(pid)
 	if err != nil {
 		return err
@@ -425,9 +468,6 @@ func perfCounters(ctx context.Context, pid int, w io.Writer) error {
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
 			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w", attach.ErrPermission, pid, err)
-		}
-		if _, jerr := jcmd.Inspect(ctx, pid); jerr != nil {
-			return jerr
 		}
 		return fmt.Errorf("JVM %d has no hsperfdata file (started with -XX:-UsePerfData?): %w", pid, err)
 	}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/jcmd"
@@ -273,12 +272,12 @@ func lockMap(ctx context.Context, pid int) (func(), string, error) {
 	}
 	f, err := jcmd.LockMap(ctx, t)
 	switch {
+	case err == nil && f == nil: // a read-only /tmp
+		return func() {}, "", nil
 	case err == nil:
 		return func() { f.Close() }, "", nil
 	case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded):
 		return nil, "", err
-	case errors.Is(err, unix.EROFS):
-		return func() {}, "", nil
 	}
 	return func() {}, fmt.Sprintf("mapping without the map lock: %v", err), nil
 }

@@ -9,3 +9,6 @@ import (
 // stopSignals end a command as an interrupt (exit status 130): SIGINT from a terminal, SIGTERM from kill
 // or a supervisor.
 func stopSignals() []os.Signal { return []os.Signal{os.Interrupt, unix.SIGTERM} }
+
+// openNonblock opens files that might be FIFOs without waiting for a writer.
+const openNonblock = unix.O_NONBLOCK

@@ -7,3 +7,6 @@ import "os"
 // stopSignals end a command as an interrupt (exit status 130); os.Interrupt is the one signal every
 // platform has.
 func stopSignals() []os.Signal { return []os.Signal{os.Interrupt} }
+
+// openNonblock is 0 where O_NONBLOCK is not known.
+const openNonblock = 0

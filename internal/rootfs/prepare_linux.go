@@ -302,8 +302,12 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 		}
 		return fmt.Errorf("prepare %s: %w", p.HostPath(), err)
 	}
-	// No temporary file any more: a cleaner must not take it for a dead writer's.
-	_ = unix.Flock(int(t.File.Fd()), unix.LOCK_UN)
+	if p.Mode != Fresh {
+		// No temporary file any more: a cleaner must not take it for a dead writer's. A Fresh file
+		// stays locked while it is ours, so that one left by a killed caller under a name of its
+		// own choosing can be told from one in use (RemoveStale with the process's uid).
+		_ = unix.Flock(int(t.File.Fd()), unix.LOCK_UN)
+	}
 	p.file = t.File
 	p.Replaced = exists
 	if suspicious {

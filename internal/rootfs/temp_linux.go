@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -128,9 +129,13 @@ func WriteFile(dfd int, dir, name string, data []byte, uid, gid int, perm uint32
 }
 
 // RemoveStale removes the temporary files prefix*suffix in the directory dfd that a Temp of a writer
-// that has died left behind: regular files owned by the caller's effective uid whose lock is free. It
-// returns the names removed. Files of live writers, of other users and of any other kind are left alone.
-func RemoveStale(dfd int, prefix, suffix string) []string {
+// that has died left behind: regular files owned by one of owners (none: the caller's effective uid)
+// whose lock is free. It returns the names removed. Files of live writers, of other users and of any
+// other kind are left alone.
+func RemoveStale(dfd int, prefix, suffix string, owners ...int) []string {
+	if len(owners) == 0 {
+		owners = []int{os.Geteuid()}
+	}
 	names, err := readDirNames(dfd)
 	if err != nil {
 		return nil
@@ -140,21 +145,21 @@ func RemoveStale(dfd int, prefix, suffix string) []string {
 		if !strings.HasPrefix(n, prefix) || !strings.HasSuffix(n, suffix) || len(n) <= len(prefix)+len(suffix) {
 			continue
 		}
-		if removeIfStale(dfd, n) {
+		if removeIfStale(dfd, n, owners) {
 			removed = append(removed, n)
 		}
 	}
 	return removed
 }
 
-func removeIfStale(dfd int, name string) bool {
+func removeIfStale(dfd int, name string, owners []int) bool {
 	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
 	defer unix.Close(fd)
 	var st, now unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !slices.Contains(owners, int(st.Uid)) {
 		return false
 	}
 	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
