@@ -11,6 +11,7 @@ import (
 
 	"github.com/jvmkit/jvmkit/internal/hsperf"
 	"github.com/jvmkit/jvmkit/internal/procfs"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
 // checkSocket reports whether the target's listener socket exists, and refuses anything at that name
@@ -28,7 +29,7 @@ func (t *Target) checkSocket() (bool, error) {
 		return false, fmt.Errorf("attach: stat %s: %w", path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-		return false, fmt.Errorf("%w: %s is a %s owned by uid %d, not the JVM's socket; refusing to use it (remove it if it is stale)", ErrPermission, path, fileKind(st.Mode), st.Uid)
+		return false, fmt.Errorf("%w: %s is %s owned by uid %d, not the JVM's socket; refusing to use it (remove it if it is stale)", ErrPermission, path, rootfs.Kind(st.Mode), st.Uid)
 	}
 	if int(st.Uid) != t.UID {
 		return false, fmt.Errorf("%w: socket %s is owned by uid %d but the JVM runs as uid %d; refusing a socket the JVM did not create", ErrPermission, path, st.Uid, t.UID)
@@ -37,20 +38,6 @@ func (t *Target) checkSocket() (bool, error) {
 		return false, fmt.Errorf("%w: socket %s has mode %#o; the JVM creates it 0600; refusing it", ErrPermission, path, st.Mode&0o777)
 	}
 	return true, nil
-}
-
-func fileKind(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFLNK:
-		return "symlink"
-	case unix.S_IFREG:
-		return "regular file"
-	case unix.S_IFDIR:
-		return "directory"
-	case unix.S_IFIFO:
-		return "fifo"
-	}
-	return "special file"
 }
 
 // trigger is an .attach_pid<nspid> file. HotSpot looks for it in its cwd, then in /tmp, when it gets

@@ -502,7 +502,7 @@ func TestPlanted(t *testing.T) {
 		}
 		t.Cleanup(func() { os.Remove(path) })
 		_, err := attach.Dial(ctx, j.PID, nil)
-		if !errors.Is(err, attach.ErrPermission) || !strings.Contains(err.Error(), "symlink") {
+		if !errors.Is(err, attach.ErrPermission) || !strings.Contains(err.Error(), "symbolic link") {
 			t.Errorf("symlink socket: %v", err)
 		}
 	})

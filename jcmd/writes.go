@@ -109,7 +109,7 @@ func plannedWrites(name string, words []string, cmd *Command, feature, nspid int
 				values[o.Name] = "true"
 			}
 		}
-	} else if len(words) > 0 {
+	} else if len(words) > 0 && fileRules[name] != nil {
 		return nil, fmt.Errorf("cannot tell which file %s would write without its description", name)
 	}
 	var out []write

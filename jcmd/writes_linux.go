@@ -33,14 +33,16 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 	if !mayWrite(name, args) {
 		return nil, nil
 	}
-	var cmd *Command
-	if len(args) > 0 {
-		if cmd, err = c.Describe(ctx, name); err != nil {
-			if errors.Is(err, ErrUnknownCommand) {
-				return nil, nil // the JVM refuses the line
-			}
-			return nil, err
-		}
+	// The JVM's description of the command tells its arguments apart, and that it has the command at
+	// all: nothing is prepared for a command the JVM refuses (JDK 11 has no Compiler.perfmap).
+	cmd, err := c.Describe(ctx, name)
+	switch {
+	case errors.Is(err, ErrUnknownCommand):
+		return nil, nil
+	case err != nil && (fileRules[name] != nil || writesWithoutArguments[name]):
+		return nil, fmt.Errorf("jcmd: %s: cannot tell which files it writes: %w", name, err)
+	case err != nil:
+		cmd = nil // a command not known to write files, whose arguments cannot be told apart
 	}
 	feature, _ := c.Feature(ctx)
 	planned, err := plannedWrites(name, args, cmd, feature, c.Target().NSPID)

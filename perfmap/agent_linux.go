@@ -354,33 +354,47 @@ func (s *agentSession) readMap(path string) ([]Entry, error) {
 // flocked while in use; directories of sessions that were killed (their lock free) are removed first.
 func (s *agentSession) makeMapDir() (string, int, error) {
 	s.removeStaleMapDirs()
-	name := agentMapDirPrefix + rootfs.RandomHex(8)
-	if err := unix.Mkdirat(s.tmp, name, 0o700); err != nil {
-		return "", -1, fmt.Errorf("perfmap: create %s: %w", s.hostPath(name), err)
-	}
-	s.debug("created", "path", s.hostPath(name))
-	dfd, err := unix.Openat(s.tmp, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err == nil {
-		if err = unix.Flock(dfd, unix.LOCK_EX|unix.LOCK_NB); err == nil {
+	for range 8 {
+		name := agentMapDirPrefix + rootfs.RandomHex(8)
+		if err := unix.Mkdirat(s.tmp, name, 0o700); err != nil {
+			return "", -1, fmt.Errorf("perfmap: create %s: %w", s.hostPath(name), err)
+		}
+		s.debug("created", "path", s.hostPath(name))
+		dfd, err := unix.Openat(s.tmp, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			continue // another session took it for a stale one before we could lock it: take another
+		}
+		if err == nil {
+			if err = unix.Flock(dfd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+				unix.Close(dfd)
+				continue // the same, with the other session still at it
+			}
+			var st, now unix.Stat_t
+			if unix.Fstat(dfd, &st) != nil || unix.Fstatat(s.tmp, name, &now, unix.AT_SYMLINK_NOFOLLOW) != nil ||
+				st.Dev != now.Dev || st.Ino != now.Ino {
+				unix.Close(dfd)
+				continue // removed by the other session before we locked it
+			}
 			if err = unix.Fchown(dfd, s.t.UID, s.t.GID); err == nil {
 				err = unix.Fchmod(dfd, 0o700)
 			}
+			if err != nil {
+				unix.Close(dfd)
+			}
 		}
 		if err != nil {
-			unix.Close(dfd)
+			_ = unix.Unlinkat(s.tmp, name, unix.AT_REMOVEDIR)
+			return "", -1, fmt.Errorf("perfmap: prepare %s: %w", s.hostPath(name), err)
 		}
+		return name, dfd, nil
 	}
-	if err != nil {
-		_ = unix.Unlinkat(s.tmp, name, unix.AT_REMOVEDIR)
-		return "", -1, fmt.Errorf("perfmap: prepare %s: %w", s.hostPath(name), err)
-	}
-	return name, dfd, nil
+	return "", -1, fmt.Errorf("perfmap: %s: cannot create a private directory there (other sessions keep removing it)", s.hostPath(""))
 }
 
 // removeStaleMapDirs removes the map directories that sessions killed before their clean-up left in the
 // JVM's /tmp: directories of the JVM's user with our prefix whose lock is free.
 func (s *agentSession) removeStaleMapDirs() {
-	names, err := readDirNames(s.tmp)
+	names, err := rootfs.ReadDirNames(s.tmp)
 	if err != nil {
 		return
 	}
@@ -405,7 +419,7 @@ func (s *agentSession) removeStaleMapDirs() {
 // agent). Entries are removed through the directory's handle, never by a path.
 func (s *agentSession) removeMapDir(name string, dfd int) {
 	defer unix.Close(dfd)
-	if names, err := readDirNames(dfd); err == nil {
+	if names, err := rootfs.ReadDirNames(dfd); err == nil {
 		for _, n := range names {
 			if unix.Unlinkat(dfd, n, 0) != nil {
 				_ = unix.Unlinkat(dfd, n, unix.AT_REMOVEDIR)
@@ -417,16 +431,6 @@ func (s *agentSession) removeMapDir(name string, dfd int) {
 		return
 	}
 	s.debug("removed", "path", s.hostPath(name))
-}
-
-func readDirNames(dfd int) ([]string, error) {
-	fd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), ".")
-	defer f.Close()
-	return f.Readdirnames(-1)
 }
 
 // stageLibrary puts lib into /tmp/.jvmkit-agent-<sha256>/<name> in the JVM's root and returns its path as

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -116,16 +117,35 @@ func Place(ctx context.Context, pid int, entries []Entry) ([]string, error) {
 
 // PlaceOwned is Place with the maps owned by uid and gid (perf reads maps owned by its user or root).
 func PlaceOwned(ctx context.Context, pid int, entries []Entry, uid, gid int) ([]string, error) {
-	_, locs, err := locations(pid)
+	return PlaceWith(ctx, pid, entries, PlaceOptions{UID: uid, GID: gid})
+}
+
+// PlaceOptions say who owns the maps Place writes.
+type PlaceOptions struct {
+	UID, GID int // the owner of the maps (perf reads maps owned by its user or root); 0, 0 is root
+	// JVMOwnsContainerMap gives the copy in a container's own /tmp (a JVM in another mount or pid
+	// namespace) to the JVM's user instead, so that the JVM can rewrite it itself (its own jcmd's
+	// Compiler.perfmap, -XX:+DumpPerfMapAtExit): a root-owned map there would be stale for good. perf run
+	// by root inside the container then needs -f to read it; the host's copy stays UID's.
+	JVMOwnsContainerMap bool
+}
+
+// PlaceWith is Place with options.
+func PlaceWith(ctx context.Context, pid int, entries []Entry, o PlaceOptions) ([]string, error) {
+	t, locs, err := locations(pid)
 	if err != nil {
 		return nil, err
 	}
 	defer closeAll(locs)
 	var done []string
 	var errs []error
-	for _, l := range locs {
+	for i, l := range locs {
 		if err := ctx.Err(); err != nil {
 			return done, err
+		}
+		uid, gid := o.UID, o.GID
+		if i == 0 && len(locs) > 1 && o.JVMOwnsContainerMap {
+			uid, gid = t.UID, t.GID
 		}
 		if err := writeAt(l.dfd, l.dir, l.name, entries, uid, gid); err != nil {
 			errs = append(errs, err)
@@ -142,10 +162,11 @@ func Clean(ctx context.Context, pid int) ([]string, error) {
 	return CleanOwned(ctx, pid, 0)
 }
 
-// CleanOwned is Clean for maps owned by root or uid (PlaceOwned's).
+// CleanOwned is Clean for maps owned by root or uid (PlaceOwned's); the copy in a container's own /tmp
+// may also be the JVM's user's (PlaceOptions.JVMOwnsContainerMap).
 // For a process that has exited, only the host's /tmp/perf-<pid>.map is left to remove.
 func CleanOwned(_ context.Context, pid, uid int) ([]string, error) {
-	_, locs, err := locations(pid)
+	t, locs, err := locations(pid)
 	if errors.Is(err, attach.ErrProcessGone) {
 		host, herr := unix.Open("/tmp", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if herr != nil {
@@ -159,7 +180,11 @@ func CleanOwned(_ context.Context, pid, uid int) ([]string, error) {
 	defer closeAll(locs)
 	var removed []string
 	var errs []error
-	for _, l := range locs {
+	for i, l := range locs {
+		owners := []int{0, uid}
+		if i == 0 && len(locs) > 1 && t != nil {
+			owners = append(owners, t.UID)
+		}
 		var st unix.Stat_t
 		err := unix.Fstatat(l.dfd, l.name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		switch {
@@ -171,7 +196,7 @@ func CleanOwned(_ context.Context, pid, uid int) ([]string, error) {
 		case st.Mode&unix.S_IFMT != unix.S_IFREG:
 			errs = append(errs, fmt.Errorf("perfmap: %s: %w; not removed", l.path(), ErrNotRegular))
 			continue
-		case st.Uid != 0 && int(st.Uid) != uid:
+		case !slices.Contains(owners, int(st.Uid)):
 			errs = append(errs, fmt.Errorf("perfmap: %s is owned by uid %d, not root or %d; not removed", l.path(), st.Uid, uid))
 			continue
 		}

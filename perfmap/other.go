@@ -27,6 +27,17 @@ func PlaceOwned(_ context.Context, pid int, _ []Entry, _, _ int) ([]string, erro
 	return nil, fmt.Errorf("perfmap: process %d: %w", pid, ErrNotSupported)
 }
 
+// PlaceOptions say who owns the maps Place writes.
+type PlaceOptions struct {
+	UID, GID            int
+	JVMOwnsContainerMap bool
+}
+
+// PlaceWith writes the map of a process where perf looks. Only Linux is supported.
+func PlaceWith(_ context.Context, pid int, _ []Entry, _ PlaceOptions) ([]string, error) {
+	return nil, fmt.Errorf("perfmap: process %d: %w", pid, ErrNotSupported)
+}
+
 // Clean removes maps Place wrote. Only Linux is supported.
 func Clean(_ context.Context, pid int) ([]string, error) {
 	return nil, fmt.Errorf("perfmap: process %d: %w", pid, ErrNotSupported)

@@ -154,7 +154,11 @@ func parseRequest(words []string) (request, error) {
 				return request{}, usagef("could not read from file specified with -f option: %v", err)
 			}
 			text := strings.TrimSuffix(string(b), "\n")
-			return request{kind: "file", lines: strings.Split(text, "\n"), display: "-f " + words[1]}, nil
+			lines := strings.Split(text, "\n")
+			for i, l := range lines {
+				lines[i] = strings.TrimSuffix(l, "\r") // jcmd reads lines with readLine, which takes CRLF too
+			}
+			return request{kind: "file", lines: lines, display: "-f " + words[1]}, nil
 		}
 		if w == "PerfCounter.print" {
 			return request{kind: "perfcounters", display: w}, nil
@@ -285,7 +289,10 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 	// no extra round trip (the JVM's answer to an unknown one is as good).
 	if len(words) > 1 && !g.noCheck {
 		if err := cl.Check(ctx, line); err != nil {
-			res.err = &checkError{err}
+			res.err = notRun(err, cl, name)
+			if !errors.Is(err, context.Canceled) {
+				res.err = &checkError{err}
+			}
 			return false
 		}
 	}
@@ -296,7 +303,7 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 	// a path that cannot be made safe is refused before anything is sent.
 	ws, err := cl.PrepareWrites(ctx, line)
 	if err != nil {
-		res.err = err
+		res.err = notRun(err, cl, name)
 		return false
 	}
 	defer ws.Close()
@@ -310,7 +317,11 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 	res.setStatus(err)
 	var je *attach.JVMError
 	if errors.As(err, &je) && len(words) > 0 && strings.Contains(je.Message, "Unknown diagnostic command") {
-		if names, herr := cl.Commands(ctx); herr == nil {
+		if since, ok := commandSince[name]; ok {
+			if feature, ferr := cl.Feature(ctx); ferr == nil && feature < since {
+				res.notef("JDK %d has no %s (added in JDK %d)", feature, name, since)
+			}
+		} else if names, herr := cl.Commands(ctx); herr == nil {
 			if s := jcmd.Suggest(name, names); s != "" {
 				res.notef("did you mean %s?", s)
 			}
@@ -340,6 +351,15 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 	return true
 }
 
+// notRun explains an interrupt that came before the command was sent (while its description was asked
+// for): the JVM does not have it.
+func notRun(err error, cl *jcmd.Client, name string) error {
+	if !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fmt.Errorf("interrupted before JVM %d had the command; %s was not run: %w", cl.Target().PID, name, context.Canceled)
+}
+
 // interrupted explains a command cut short by SIGINT or SIGTERM: before the JVM had it, nothing was
 // done; after, the JVM goes on with it, and a file it writes will still appear.
 func interrupted(err error, cl *jcmd.Client, name string, ws *jcmd.Writes) error {
@@ -348,7 +368,7 @@ func interrupted(err error, cl *jcmd.Client, name string, ws *jcmd.Writes) error
 	}
 	pid := cl.Target().PID
 	if !errors.Is(err, attach.ErrAbandoned) {
-		return fmt.Errorf("interrupted before JVM %d had the command; %s was not run: %w", pid, name, context.Canceled)
+		return notRun(err, cl, name)
 	}
 	jvm, host := ws.Paths()
 	if len(jvm) == 0 {
@@ -360,6 +380,10 @@ func interrupted(err error, cl *jcmd.Client, name string, ws *jcmd.Writes) error
 	}
 	return fmt.Errorf("interrupted; %s goes on in JVM %d, which will write %s: %w", name, pid, where, context.Canceled)
 }
+
+// commandSince are commands that older JDKs lack, with the release that added them, so that the answer
+// to "Unknown diagnostic command" can name the JDK.
+var commandSince = map[string]int{"Compiler.perfmap": 17, "Thread.dump_to_file": 21}
 
 // checkError is an invalid command line found before sending: exit status 1, as the JVM's own
 // rejection would give.

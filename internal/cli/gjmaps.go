@@ -40,7 +40,8 @@ type gjmaps struct {
 	logPath        string
 	duration       time.Duration
 
-	uid, gid int // the maps' owner
+	uid, gid int  // the maps' owner
+	ownerSet bool // --owner was given: every map is the owner's, the container's copy too
 }
 
 func (g *gjmaps) command() *cobra.Command {
@@ -52,7 +53,8 @@ JIT-compiled Java frames by name: every HotSpot JVM on the machine, or those giv
 
 For a JVM in a container the map is written twice: in the container's /tmp under the JVM's own pid,
 and in the host's /tmp under its host pid. Maps are owned by root (perf reads maps owned by root or by
-the user running it; --owner chooses another owner).
+the user running it; --owner chooses another owner), except the container's copy, which is the JVM's
+user's unless --owner is given, so that the JVM can rewrite it (its own Compiler.perfmap).
 
 Strategies (--strategy):
   vmstructs  read the code cache from the JVM's memory; no code runs in the JVM, works with
@@ -133,15 +135,19 @@ func (g *gjmaps) run(cmd *cobra.Command, _ []string) error {
 	if g.uid, g.gid, err = parseOwner(g.owner); err != nil {
 		return usagef("--owner: %v", err)
 	}
+	g.ownerSet = cmd.Flags().Changed("owner")
 	pids, err := g.targets(ctx)
 	if err != nil {
 		return err
 	}
 	failed := false
 	var results []mapResult
-	for _, pid := range pids {
+	interrupted := false
+	for i, pid := range pids {
 		if ctx.Err() != nil {
-			return context.Canceled
+			fmt.Fprintf(g.stderr, "gjmaps: interrupted; nothing done for %s\n", joinPids(pids[i:]))
+			interrupted = true
+			break
 		}
 		var r mapResult
 		if g.clean {
@@ -149,6 +155,7 @@ func (g *gjmaps) run(cmd *cobra.Command, _ []string) error {
 		} else {
 			r = g.mapOne(ctx, pid)
 		}
+		interrupted = interrupted || strings.HasPrefix(r.Error, "interrupted")
 		failed = failed || r.Error != ""
 		results = append(results, r)
 		if !g.jsonOut {
@@ -167,6 +174,9 @@ func (g *gjmaps) run(cmd *cobra.Command, _ []string) error {
 		}{"jvmkit.gjmaps/v1", results}); err != nil {
 			return err
 		}
+	}
+	if interrupted {
+		return &exitError{ExitInterrupted} // each JVM's line said what was written
 	}
 	if g.logPath != "" && len(pids) > 0 {
 		st, err := recordLog(ctx, g.stderr, "gjmaps", g.logPath, pids, jitlog.RecordOptions{Duration: g.duration})
@@ -249,9 +259,14 @@ func (g *gjmaps) mapOne(ctx context.Context, pid int) mapResult {
 	r.Note = strings.Join(notes, "; ")
 	if err == nil {
 		r.Entries = len(entries)
-		r.Paths, err = perfmap.PlaceOwned(ctx, pid, entries, g.uid, g.gid)
+		r.Paths, err = perfmap.PlaceWith(ctx, pid, entries, perfmap.PlaceOptions{UID: g.uid, GID: g.gid, JVMOwnsContainerMap: !g.ownerSet})
 	}
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil && len(r.Paths) == 0:
+		r.Error = "interrupted; no map was written"
+	case err != nil && ctx.Err() != nil:
+		r.Error = "interrupted after writing " + strings.Join(r.Paths, " ")
+	case err != nil:
 		r.Error = err.Error()
 	}
 	if r.Paths == nil {
@@ -316,6 +331,14 @@ func fallBack(err error) bool {
 		}
 	}
 	return true
+}
+
+func joinPids(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, " ")
 }
 
 func joinOptions(a, b string) string {

@@ -31,11 +31,7 @@ const pendingEnv = "JVMKIT_TEST_PENDING"
 
 // pending lists the cases (path.Match patterns over the subtest's name below TestReadmeCommands) that fail
 // today for a known reason, with the issue and the missing fix. Remove an entry when its fix is on main.
-var pending = map[string]string{
-	"*/jdk21-trixie/gjmaps-jcmd-stale": "issue 17 (2): on JDK 21 (Compiler.perfmap writes /tmp/perf-<pid>.map, no file " +
-		"argument before JDK 22) a map the JVM (uid 1000) cannot rewrite is reported as the jcmd strategy's fresh map; " +
-		"waits for the files engineer's fix (accept a jcmd-strategy map only when the JVM wrote it)",
-}
+var pending = map[string]string{}
 
 // skipPending skips a case of pending unless $JVMKIT_TEST_PENDING is set.
 func skipPending(t *testing.T) {

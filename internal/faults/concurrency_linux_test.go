@@ -10,26 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/perfmap"
 )
-
-// seed returns the random seed of a test, printed so that JVMKIT_SEED repeats a run.
-func seed(t *testing.T) uint64 {
-	t.Helper()
-	s := uint64(time.Now().UnixNano())
-	if v := os.Getenv("JVMKIT_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("JVMKIT_SEED=%q: %v", v, err)
-		}
-		s = n
-	}
-	t.Logf("random points from seed %d (JVMKIT_SEED=%d repeats them)", s, s)
-	return s
-}
 
 type mapsJSON struct {
 	JVMs []struct {
@@ -82,7 +66,7 @@ func TestConcurrentGjmaps(t *testing.T) {
 	// The JIT's churn: an idle JVM compiles the odd method late; a map may differ by this much.
 	churn := func(n int) int { return max(4, n/50) }
 
-	rng := rand.New(rand.NewPCG(seed(t), 0))
+	rng := rand.New(rand.NewPCG(testutil.Seed(t), 0))
 	reported, complete, failed := 0, 0, 0
 	for round := range 20 {
 		n := 3 + rng.IntN(3)

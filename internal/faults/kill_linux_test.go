@@ -84,53 +84,13 @@ func triggersLeft(j *testutil.JVM) []string {
 	return left
 }
 
-// TestToolKilledWhileAttaching kills gjcmd (SIGKILL) at a random point of its first attach to fresh
-// JVMs, when it may have created the trigger file and not yet removed it: the next gjcmd must work, and
-// leave no trigger file behind, whoever made it.
-func TestToolKilledWhileAttaching(t *testing.T) {
-	testutil.MustHaveRoot(t)
-	rng := rand.New(rand.NewPCG(seed(t), 1))
-	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
-		jvms := make([]*testutil.JVM, 3)
-		var wg sync.WaitGroup
-		for i := range jvms {
-			wg.Go(func() { jvms[i] = testutil.StartJVM(t, jdk, testutil.JVMOptions{}) })
-		}
-		wg.Wait()
-		left := 0
-		for _, j := range jvms {
-			pid := strconv.Itoa(j.PID)
-			d := time.Duration(rng.IntN(15000)) * time.Microsecond
-			s := startTool(t, "gjcmd", pid, "VM.version")
-			s.signalAfter(d, unix.SIGKILL)
-			r := s.wait(t)
-			after := triggersLeft(j)
-			if len(after) > 0 {
-				left++
-			}
-			t.Logf("gjcmd killed %v into its first attach (exit %d): trigger files left: %q", d, r.code, after)
-			r = tool(t, "gjcmd", pid, "VM.version")
-			if r.code != 0 || !strings.Contains(r.stdout, "JDK") {
-				t.Errorf("the next gjcmd: %s", r)
-			}
-			if l := triggersLeft(j); len(l) > 0 {
-				t.Errorf("the next gjcmd left %q", l)
-			}
-			if !j.Alive() {
-				t.Errorf("%s died", j)
-			}
-		}
-		t.Logf("%d of %d kills left a trigger file, all removed by the next attach", left, len(jvms))
-	})
-}
-
 // TestToolInterrupted interrupts (SIGINT, SIGTERM) or kills (SIGKILL) gjcmd at a random point of a heap
 // dump: an interrupt before the JVM had the command says nothing was done, and nothing is; after, it says
 // that the dump goes on and where it will be written, and it is. Nothing is left behind (trigger files),
 // and the JVM lives on.
 func TestToolInterrupted(t *testing.T) {
 	testutil.MustHaveRoot(t)
-	rng := rand.New(rand.NewPCG(seed(t), 2))
+	rng := rand.New(rand.NewPCG(testutil.Seed(t), 2))
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-Xmx64m"}})
 		pid := strconv.Itoa(j.PID)
@@ -159,6 +119,11 @@ func TestToolInterrupted(t *testing.T) {
 				if err == nil && !exists {
 					t.Errorf("%v after %v: a heap dump that is not one: %d bytes", sig, d, len(b))
 				}
+			case r.code == -1:
+				// Ended by the signal itself, before the program set up its handler: before it attached.
+				if err == nil {
+					t.Errorf("%v after %v: the signal ended gjcmd before its handler was installed, yet %s exists", sig, d, host)
+				}
 			case r.code != 130:
 				t.Errorf("%v after %v: exit %d, want 130: %s", sig, d, r.code, r)
 			case strings.Contains(say, "goes on in JVM") && strings.Contains(say, "will write "):
@@ -184,12 +149,15 @@ func TestToolInterrupted(t *testing.T) {
 	})
 }
 
-// TestTargetKilled kills the JVM (SIGKILL) at a random point of a gjcmd heap dump: gjcmd says the JVM is
-// gone and how (killed by SIGKILL), with exit status 3, never that it "closed the connection without a
-// reply".
-func TestTargetKilled(t *testing.T) {
+// TestKilled kills, on fresh JVMs, first the tool and then the JVM:
+//
+//   - gjcmd (SIGKILL) at a random point of its first attach, when it may have created the trigger file and
+//     not yet removed it: the next gjcmd must work and leave no trigger file behind, whoever made it;
+//   - the JVM (SIGKILL) at a random point of a gjcmd heap dump: gjcmd says the JVM is gone and how (killed
+//     by SIGKILL), with exit status 3, never that it "closed the connection without a reply".
+func TestKilled(t *testing.T) {
 	testutil.MustHaveRoot(t)
-	rng := rand.New(rand.NewPCG(seed(t), 3))
+	rng := rand.New(rand.NewPCG(testutil.Seed(t), 1))
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		jvms := make([]*testutil.JVM, 3)
 		var wg sync.WaitGroup
@@ -197,24 +165,53 @@ func TestTargetKilled(t *testing.T) {
 			wg.Go(func() { jvms[i] = testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-Xmx64m"}}) })
 		}
 		wg.Wait()
+		left := 0
 		for _, j := range jvms {
 			pid := strconv.Itoa(j.PID)
-			if r := tool(t, "gjcmd", pid, "VM.version"); r.code != 0 { // the listener is up: the kill lands in the command
-				t.Fatal(r)
+			d := time.Duration(rng.IntN(15000)) * time.Microsecond
+			s := startTool(t, "gjcmd", pid, "VM.version")
+			s.signalAfter(d, unix.SIGKILL)
+			r := s.wait(t)
+			after := triggersLeft(j)
+			if len(after) > 0 {
+				left++
 			}
+			t.Logf("gjcmd killed %v into its first attach (exit %d): trigger files left: %q", d, r.code, after)
+			r = tool(t, "gjcmd", pid, "VM.version")
+			if r.code != 0 || !strings.Contains(r.stdout, "JDK") {
+				t.Errorf("the next gjcmd: %s", r)
+			}
+			if l := triggersLeft(j); len(l) > 0 {
+				t.Errorf("the next gjcmd left %q", l)
+			}
+			if !j.Alive() {
+				t.Errorf("%s died", j)
+			}
+		}
+		t.Logf("%d of %d kills left a trigger file, all removed by the next attach", left, len(jvms))
+
+		for i, j := range jvms {
+			pid := strconv.Itoa(j.PID)
 			d := time.Duration(rng.IntN(150)) * time.Millisecond
-			s := startTool(t, "gjcmd", pid, "GC.heap_dump", "-all", "dump.hprof")
+			// The last JVM dies under gjmaps (exit 1 for a failed JVM), the others under a gjcmd heap dump
+			// (exit 3).
+			s, want := startTool(t, "gjcmd", pid, "GC.heap_dump", "-all", "dump.hprof"), 3
+			if i == len(jvms)-1 {
+				s, want = startTool(t, "gjmaps", "-p", pid, "--strategy", "jcmd"), 1
+				t.Cleanup(func() { os.Remove("/tmp/perf-" + pid + ".map") })
+			}
 			time.Sleep(d)
 			_ = unix.Kill(j.PID, unix.SIGKILL)
 			r := s.wait(t)
-			t.Logf("JVM killed %v into a heap dump: %s", d, strings.TrimSpace(r.stderr))
+			t.Logf("JVM killed %v into %s: %s", d, r.args[1:], strings.TrimSpace(r.stderr))
+			noCrash(t, r.args[0], r)
 			switch {
 			case r.code == 0:
 				// Done before the kill.
 			case strings.Contains(r.stderr, "closed the connection without a reply"):
 				t.Errorf("the death of the JVM is reported as a closed connection: %s", r)
-			case r.code != 3 || !strings.Contains(r.stderr, "killed by SIGKILL") && !strings.Contains(r.stderr, "no such process"):
-				t.Errorf("want exit 3 saying the JVM was killed by SIGKILL: %s", r)
+			case r.code != want || !strings.Contains(r.stderr, "killed by SIGKILL") && !strings.Contains(r.stderr, "no such process"):
+				t.Errorf("want exit %d saying the JVM was killed by SIGKILL: %s", want, r)
 			}
 		}
 	})
@@ -224,7 +221,7 @@ func TestTargetKilled(t *testing.T) {
 // and how to resume it (exit 5) within a few seconds instead of hanging; resumed, the JVM answers again.
 func TestTargetStopped(t *testing.T) {
 	testutil.MustHaveRoot(t)
-	rng := rand.New(rand.NewPCG(seed(t), 4))
+	rng := rand.New(rand.NewPCG(testutil.Seed(t), 4))
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
 		pid := strconv.Itoa(j.PID)
@@ -250,6 +247,63 @@ func TestTargetStopped(t *testing.T) {
 		}
 		if l := triggersLeft(j); len(l) > 0 {
 			t.Errorf("left %q", l)
+		}
+	})
+}
+
+// TestGjmapsKilled kills gjmaps (SIGKILL) or interrupts it (SIGINT) at a random point while it maps a JVM
+// with each strategy: the next run succeeds, every map is whole, the temporary files and directories of
+// the killed run are gone after it, and the JVM lives on.
+func TestGjmapsKilled(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	rng := rand.New(rand.NewPCG(testutil.Seed(t), 5))
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+		pid := strconv.Itoa(j.PID)
+		host := "/tmp/perf-" + pid + ".map"
+		t.Cleanup(func() { os.Remove(host) })
+		for i := range 6 {
+			strategy := []string{"jcmd", "agent", "vmstructs"}[i%3]
+			sig := []unix.Signal{unix.SIGKILL, unix.SIGINT}[i%2]
+			d := time.Duration(rng.IntN(150)) * time.Millisecond
+			s := startTool(t, "gjmaps", "-p", pid, "--strategy", strategy)
+			s.signalAfter(d, sig)
+			r := s.wait(t)
+			t.Logf("%s %v after %v: exit %d %s", strategy, sig, d, r.code, strings.TrimSpace(r.stderr))
+			// -1: ended by the signal itself (SIGKILL; SIGINT before the program set up its handler).
+			if sig == unix.SIGINT && r.code != -1 {
+				noCrash(t, "gjmaps", r)
+				if r.code != 0 && (r.code != 130 || !strings.Contains(r.stderr, "interrupted")) {
+					t.Errorf("interrupted: want exit 0, or 130 saying what was written: %s", r)
+				}
+			}
+			if r := tool(t, "gjmaps", "-p", pid, "--strategy", strategy); r.code != 0 {
+				t.Errorf("the next run: %s", r)
+			}
+			if b, err := os.ReadFile(host); err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
+				t.Errorf("%s after the next run: %v, %d bytes", host, err, len(b))
+			}
+			for _, pattern := range []string{"/tmp/.perf-" + pid + ".map.*.tmp", "/tmp/.perf-" + pid + ".map.lock.*"} {
+				if left, _ := filepath.Glob(pattern); len(left) > 0 {
+					t.Errorf("left behind: %q", left)
+				}
+			}
+			// Directories of agent runs in this /tmp: any left must be in use by someone else now.
+			dirs, _ := filepath.Glob("/tmp/.jvmkit-perfmap-agent-*")
+			for _, d := range dirs {
+				if fd, err := unix.Open(d, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0); err == nil {
+					if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+						t.Errorf("left behind by a killed run and not removed by the next: %s", d)
+					}
+					unix.Close(fd)
+				}
+			}
+			if l := triggersLeft(j); len(l) > 0 {
+				t.Errorf("left %q", l)
+			}
+		}
+		if !j.Alive() {
+			t.Errorf("%s died", j)
 		}
 	})
 }

@@ -77,7 +77,7 @@ func regularFile(fd int, name string, st *unix.Stat_t) (*os.File, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, &os.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind(st.Mode))}
+		return nil, &os.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, Kind(st.Mode))}
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
@@ -86,8 +86,8 @@ func regularFile(fd int, name string, st *unix.Stat_t) (*os.File, error) {
 	return os.NewFile(uintptr(fd), name), nil
 }
 
-// kind names a file type for messages.
-func kind(mode uint32) string {
+// Kind names a file type for messages ("a symbolic link", "a FIFO", ...), from a stat mode.
+func Kind(mode uint32) string {
 	switch mode & unix.S_IFMT {
 	case unix.S_IFLNK:
 		return "a symbolic link"

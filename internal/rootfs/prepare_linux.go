@@ -117,7 +117,7 @@ func (p *Prepared) Written() error {
 			return fmt.Errorf("check %s: %w", full, err)
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFREG || !p.pr.trusts(st.Uid) {
-			return fmt.Errorf("%s is %s owned by uid %d, not the file the JVM was to create", full, kind(st.Mode), st.Uid)
+			return fmt.Errorf("%s is %s owned by uid %d, not the file the JVM was to create", full, Kind(st.Mode), st.Uid)
 		}
 		return nil
 	}
@@ -156,7 +156,7 @@ func (p *Prepared) Result() (*os.File, error) {
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 ||
 		int(st.Uid) != p.pr.UID && st.Uid != 0 || st.Size == 0 {
 		unix.Close(fd)
-		return nil, fmt.Errorf("%s is not the file the JVM was to write (%s owned by uid %d); the write may have gone elsewhere", p.HostPath(), kind(st.Mode), st.Uid)
+		return nil, fmt.Errorf("%s is not the file the JVM was to write (%s owned by uid %d); the write may have gone elsewhere", p.HostPath(), Kind(st.Mode), st.Uid)
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
@@ -281,7 +281,7 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 	suspicious := exists && (st.Mode&unix.S_IFMT != unix.S_IFREG || !pr.trusts(st.Uid) || st.Nlink > 1)
 	what := ""
 	if exists {
-		what = fmt.Sprintf("%s owned by uid %d%s", kind(st.Mode), st.Uid, describe(d.fd, p.Name, st))
+		what = fmt.Sprintf("%s owned by uid %d%s", Kind(st.Mode), st.Uid, describe(d.fd, p.Name, st))
 	}
 	RemoveStale(d.fd, prepPrefix, ".tmp")
 	t, err := CreateTemp(d.fd, shown, prepPrefix, ".tmp", perm)
@@ -486,7 +486,7 @@ func (wk *walker) check(d dir, name string, st unix.Stat_t) error {
 	}
 	if !pr.trusts(st.Uid) {
 		return fmt.Errorf("%w: %s is %s owned by uid %d in sticky %s; use a path that only root and uid %d can change",
-			ErrUnsafe, entry, kind(st.Mode), st.Uid, pr.show(d.path), pr.UID)
+			ErrUnsafe, entry, Kind(st.Mode), st.Uid, pr.show(d.path), pr.UID)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK && st.Nlink > 1 {
 		// A hard link to a trusted user's symbolic link, made by anyone who may create entries here.

@@ -136,7 +136,7 @@ func RemoveStale(dfd int, prefix, suffix string, owners ...int) []string {
 	if len(owners) == 0 {
 		owners = []int{os.Geteuid()}
 	}
-	names, err := readDirNames(dfd)
+	names, err := ReadDirNames(dfd)
 	if err != nil {
 		return nil
 	}
@@ -172,7 +172,8 @@ func removeIfStale(dfd int, name string, owners []int) bool {
 	return unix.Unlinkat(dfd, name, 0) == nil
 }
 
-func readDirNames(dfd int) ([]string, error) {
+// ReadDirNames lists the names in the directory dfd (an O_PATH handle will do).
+func ReadDirNames(dfd int) ([]string, error) {
 	fd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func CheckFinal(dfd int, dir, name string) (bool, error) {
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 		return true, fmt.Errorf("%s: %w", join(dir, name), ErrSymlink)
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return true, fmt.Errorf("%s is %s: %w", join(dir, name), kind(st.Mode), ErrNotRegular)
+		return true, fmt.Errorf("%s is %s: %w", join(dir, name), Kind(st.Mode), ErrNotRegular)
 	}
 	return true, nil
 }

@@ -135,16 +135,7 @@ func flagOffWithin(t *testing.T, vm *vmstructs.JVM, since time.Time, d time.Dura
 func TestSwitchFlagsKilled(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	bin := testutil.BuildTool(t, "cmd/jvmkit")
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("JVMKIT_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("JVMKIT_SEED=%q: %v", s, err)
-		}
-		seed = v
-	}
-	t.Logf("kill points from seed %d (JVMKIT_SEED=%d repeats them)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
+	rng := rand.New(rand.NewPCG(testutil.Seed(t), 0))
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m"}})
 		pid := strconv.Itoa(j.PID)
