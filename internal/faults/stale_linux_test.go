@@ -22,7 +22,7 @@ func TestStaleMapNotFresh(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		if jdk.Feature < 17 {
-			t.Skipf("%s has no Compiler.perfmap (TestNoPerfMapCommand)", jdk)
+			return // no Compiler.perfmap: TestNoPerfMapCommand
 		}
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Namespace: true, UID: 1000, GID: 1000})
 		pid := strconv.Itoa(j.PID)
@@ -65,17 +65,16 @@ func TestStaleMapNotFresh(t *testing.T) {
 // command it does not have.
 func TestNoPerfMapCommand(t *testing.T) {
 	testutil.MustHaveRoot(t)
-	var old *testutil.JDK
-	for _, jdk := range testutil.JDKs(t) {
-		if jdk.Feature < 17 {
-			old = &jdk
-			break
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		if jdk.Feature >= 17 {
+			return // it has the command (TestStaleMapNotFresh)
 		}
-	}
-	if old == nil {
-		testutil.Skipf(t, "test needs a JDK older than 17 (JDK 11 from scripts/setup; JVMKIT_TEST_JDKS=all)")
-	}
-	j := testutil.StartJVM(t, *old, testutil.JVMOptions{})
+		noPerfMapCommand(t, jdk)
+	})
+}
+
+func noPerfMapCommand(t *testing.T, old testutil.JDK) {
+	j := testutil.StartJVM(t, old, testutil.JVMOptions{})
 	pid := strconv.Itoa(j.PID)
 	host := "/tmp/perf-" + pid + ".map"
 	t.Cleanup(func() { os.Remove(host) })
