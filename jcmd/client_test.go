@@ -95,8 +95,15 @@ func TestJFRRoundTrip(t *testing.T) {
 		if err != nil || len(recs) != 0 {
 			t.Fatalf("before: %v %v", recs, err)
 		}
-		r1, err := c.StartJFR(ctx, jcmd.JFRStart{Name: "one", Duration: time.Hour, MaxSize: 10 << 20,
-			Options: map[string]string{"jdk.ThreadSleep#enabled": "true"}})
+		one := jcmd.JFRStart{Name: "one", Duration: time.Hour, MaxSize: 10 << 20,
+			Options: map[string]string{"jdk.ThreadSleep#enabled": "true"}}
+		if jdk.Feature < 17 {
+			if _, err := c.StartJFR(ctx, one); err == nil || !strings.Contains(err.Error(), "only from JDK 17") {
+				t.Errorf("event settings on JDK %d: %v, want the JDK named", jdk.Feature, err)
+			}
+			one.Options = nil
+		}
+		r1, err := c.StartJFR(ctx, one)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +258,16 @@ func TestStructuredCommands(t *testing.T) {
 		if err != nil || props["java.vm.specification.version"] != fmt.Sprint(jdk.Feature) {
 			t.Errorf("system properties: %v %v", props["java.vm.specification.version"], err)
 		}
+		if f, err := c.Feature(ctx); err != nil || f != jdk.Feature {
+			t.Errorf("Feature = %d, %v", f, err)
+		}
 		f, err := c.PerfMap(ctx, "")
+		if jdk.Feature < 17 {
+			if !errors.Is(err, jcmd.ErrUnknownCommand) || !strings.Contains(err.Error(), fmt.Sprintf("JDK %d has no Compiler.perfmap", jdk.Feature)) {
+				t.Errorf("Compiler.perfmap on JDK %d: %v, want the JDK named", jdk.Feature, err)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,9 +284,6 @@ func TestStructuredCommands(t *testing.T) {
 				t.Error(err)
 			}
 			os.Remove("/tmp/x.map")
-		}
-		if f, err := c.Feature(ctx); err != nil || f != jdk.Feature {
-			t.Errorf("Feature = %d, %v", f, err)
 		}
 	})
 }

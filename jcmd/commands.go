@@ -111,6 +111,9 @@ func (c *Client) PerfMap(ctx context.Context, filename string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if feature < 17 {
+		return nil, noPerfMap(feature)
+	}
 	if filename != "" && feature < 22 {
 		return nil, fmt.Errorf("jcmd: Compiler.perfmap takes a file name only from JDK 22 (JDK-8314029); JVM %d runs JDK %d, whose map is /tmp/perf-%d.map", c.Target().PID, feature, c.Target().NSPID)
 	}
@@ -125,6 +128,12 @@ func (c *Client) PerfMap(ctx context.Context, filename string) (*File, error) {
 		return withNotes(c.fileAt(ctx, "/tmp/perf-"+strconv.Itoa(c.Target().NSPID)+".map", out, false, false))(notes)
 	}
 	return withNotes(c.writtenFile(ctx, out, filename, "Compiler.perfmap"))(notes)
+}
+
+// noPerfMap is the error for a JVM older than Compiler.perfmap, whose own answer ("Unknown diagnostic
+// command") would not say why.
+func noPerfMap(feature int) error {
+	return fmt.Errorf("JDK %d has no Compiler.perfmap (added in JDK 17): %w", feature, ErrUnknownCommand)
 }
 
 // withNotes adds the notes of PrepareWrites to a File.

@@ -23,7 +23,7 @@ type JFRStart struct {
 	DumpOnExit    *bool
 	PathToGCRoots *bool
 	// Options are .jfc control options (e.g. "memory-leaks": "gc-roots") and event settings
-	// ("jdk.OldObjectSample#enabled": "true").
+	// ("jdk.OldObjectSample#enabled": "true"), JDK 17+.
 	Options map[string]string
 }
 
@@ -87,6 +87,12 @@ func (o JFRDump) build() *lineBuilder {
 
 // StartJFR starts a recording and returns it as JFR.check then reports it.
 func (c *Client) StartJFR(ctx context.Context, o JFRStart) (*Recording, error) {
+	if len(o.Options) > 0 {
+		// Before JDK 17 (JDK-8265271) the JVM answers "Unknown argument" without saying why.
+		if feature, err := c.Feature(ctx); err == nil && feature < 17 {
+			return nil, fmt.Errorf("jcmd: JFR.start takes .jfc options and event settings only from JDK 17; JVM %d runs JDK %d: use settings=<file.jfc>", c.Target().PID, feature)
+		}
+	}
 	out, _, err := c.runWriting(ctx, o.build(), true)
 	if err != nil {
 		return nil, err

@@ -144,7 +144,7 @@ func (c *Client) PerfMapData(ctx context.Context) ([]byte, *File, error) {
 		return nil, nil, err
 	}
 	if feature < 17 {
-		return nil, nil, fmt.Errorf("JDK %d has no Compiler.perfmap (added in JDK 17): %w", feature, ErrUnknownCommand)
+		return nil, nil, noPerfMap(feature)
 	}
 	path, line := "/tmp/perf-"+strconv.Itoa(t.NSPID)+".map", "Compiler.perfmap"
 	if feature >= 22 {
