@@ -58,25 +58,33 @@ func TestLeakChain(t *testing.T) {
 				if rec.Name != "leak" || rec.State != "running" {
 					t.Errorf("started %+v", rec)
 				}
-				time.Sleep(6 * time.Second) // objects must age and survive collections
-				f, err := c.DumpJFR(ctx, jcmd.JFRDump{Name: "leak", Filename: "leak.jfr", PathToGCRoots: jcmd.Bool(true)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ns != strings.HasPrefix(f.HostPath, "/proc/") && ns {
-					t.Errorf("host path %q", f.HostPath)
-				}
+				// Chains appear once leaked items were sampled and are still alive: dump until one shows.
 				dir := t.TempDir()
-				dst, n, err := c.CopyOut(ctx, f, dir, false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n == 0 || filepath.Dir(dst) != dir {
-					t.Fatalf("copied %d bytes to %s", n, dst)
-				}
-				out := jfrPrint(t, jdk, "print", "--events", "jdk.OldObjectSample", dst)
-				if !strings.Contains(out, "LEAK : java.lang.Class") || !strings.Contains(out, "root = {") {
-					t.Errorf("no reference chain from a GC root to the leak in %d bytes of jfr print output", len(out))
+				deadline := time.Now().Add(90 * time.Second)
+				for attempt := 1; ; attempt++ {
+					f, err := c.DumpJFR(ctx, jcmd.JFRDump{Name: "leak", Filename: "leak.jfr", PathToGCRoots: jcmd.Bool(true)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ns != strings.HasPrefix(f.HostPath, "/proc/") && ns {
+						t.Errorf("host path %q", f.HostPath)
+					}
+					dst, n, err := c.CopyOut(ctx, f, dir, true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if n == 0 || filepath.Dir(dst) != dir {
+						t.Fatalf("copied %d bytes to %s", n, dst)
+					}
+					out := jfrPrint(t, jdk, "print", "--events", "jdk.OldObjectSample", dst)
+					if testutil.LeakChainInPrint(jdk.Feature, []byte(out)) {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Errorf("no reference chain from a GC root to the leak in %d dumps; the last has %d bytes of jfr print output", attempt, len(out))
+						break
+					}
+					time.Sleep(time.Second) // poll interval: the JVM samples at its own pace
 				}
 				if _, err := c.StopJFR(ctx, "leak", ""); err != nil {
 					t.Error(err)

@@ -549,19 +549,25 @@ func TestLeakCLI(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Leak", JVMArgs: []string{"-Xmx64m", "-XX:StartFlightRecording=settings=profile,name=leak"}})
 		pid := strconv.Itoa(j.PID)
-		time.Sleep(6 * time.Second) // leaked objects must age and survive collections
-		dir := t.TempDir()
-		x := filepath.Join(dir, "x.jfr")
-		r := gjcmd(t, pid, "JFR.dump", "path-to-gc-roots=true", "filename="+x)
-		if r.code != 0 {
-			t.Fatalf("JFR.dump: %d %s %s", r.code, r.stdout, r.stderr)
-		}
-		out, err := exec.Command(jdk.Bin("jfr"), "print", "--events", "jdk.OldObjectSample", x).CombinedOutput()
-		if err != nil {
-			t.Fatalf("jfr print: %v", err)
-		}
-		if !bytes.Contains(out, []byte("LEAK : java.lang.Class")) || !bytes.Contains(out, []byte("root = {")) {
-			t.Errorf("no reference chain from a GC root to the leak in %d bytes of jfr print output", len(out))
+		// Chains appear once leaked items were sampled and are still alive: dump until one shows.
+		x := filepath.Join(t.TempDir(), "x.jfr")
+		deadline := time.Now().Add(90 * time.Second)
+		for attempt := 1; ; attempt++ {
+			r := gjcmd(t, pid, "JFR.dump", "path-to-gc-roots=true", "filename="+x)
+			if r.code != 0 {
+				t.Fatalf("JFR.dump: %d %s %s", r.code, r.stdout, r.stderr)
+			}
+			out, err := exec.Command(jdk.Bin("jfr"), "print", "--events", "jdk.OldObjectSample", x).CombinedOutput()
+			if err != nil {
+				t.Fatalf("jfr print: %v", err)
+			}
+			if testutil.LeakChainInPrint(jdk.Feature, out) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no reference chain from a GC root to the leak in %d dumps; the last has %d bytes of jfr print output", attempt, len(out))
+			}
+			time.Sleep(time.Second) // poll interval: the JVM samples at its own pace
 		}
 	})
 }

@@ -225,3 +225,17 @@ func saturate(n json.Number) int64 {
 	}
 	return int64(f)
 }
+
+// LeakChainInPrint reports whether `jfr print --events jdk.OldObjectSample` of a dump with path-to-gc-roots,
+// taken from the Leak workload, shows a reference chain from a GC root to a leaked item's payload: through the
+// class Leak's static field LEAK on JDK 17+, and on JDK 11, whose chains end at the ArrayList that field
+// holds (root "<unknown>"), through that list's array.
+func LeakChainInPrint(feature int, out []byte) bool {
+	if !bytes.Contains(out, []byte("payload : Leak$LeakedItem")) || !bytes.Contains(out, []byte("root = {")) {
+		return false
+	}
+	if feature < 17 {
+		return bytes.Contains(out, []byte("elementData : java.util.ArrayList"))
+	}
+	return bytes.Contains(out, []byte("LEAK : java.lang.Class"))
+}
