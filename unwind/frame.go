@@ -90,8 +90,10 @@ type Frame struct {
 	Line int `json:"line"`
 	// Module is the base name of the file native code belongs to ("libjvm.so").
 	Module string `json:"module,omitempty"`
-	// Approximate marks frames whose method or position is a best guess: a compiled return address
-	// without its own debug information, an interpreted method entered before its frame was built.
+	// Approximate marks frames whose method or position is a best guess: an nmethod whose debug
+	// information could not be read, an interpreted method entered before its frame was built. (A
+	// compiled return address without debug information, that of a leaf call, gives the nmethod's
+	// method alone with BCI and Line -1, as HotSpot's own stack walkers do: its inlining is unknown.)
 	Approximate bool   `json:"approximate,omitempty"`
 	Reason      Reason `json:"reason,omitempty"`
 }

@@ -50,6 +50,36 @@ func TestPatterns(t *testing.T) {
 	}
 }
 
+// TestCallPatterns decodes the instruction before a return address as a call.
+func TestCallPatterns(t *testing.T) {
+	pad := func(b ...byte) []byte { return append(make([]byte, 8-len(b)), b...) }
+	for _, c := range []struct {
+		code []byte
+		want bool
+	}{
+		{pad(0xff, 0xd0), true},                   // call rax
+		{pad(0x41, 0xff, 0xd3), true},             // call r11
+		{pad(0xff, 0x10), true},                   // call [rax]
+		{pad(0xff, 0x50, 0x08), true},             // call [rax+8]
+		{pad(0xff, 0x54, 0x24, 0x08), true},       // call [rsp+8]
+		{pad(0xff, 0x15, 1, 2, 3, 4), true},       // call [rip+disp32]
+		{pad(0xff, 0x90, 1, 2, 3, 4), true},       // call [rax+disp32]
+		{pad(0xff, 0x94, 0x24, 1, 2, 3, 4), true}, // call [rsp+disp32]
+		{pad(0xff, 0xe0), false},                  // jmp rax
+		{pad(0x48, 0x89, 0xc7), false},            // mov rdi, rax
+		{pad(0xe8, 1, 2, 3, 4), false},            // a direct call is not indirect
+		{pad(0xff, 0x25, 1, 2, 3, 4), false},      // jmp [rip+disp32]
+		{[]byte{0xff, 0xd0}, false},               // too short
+	} {
+		if got := indirectCall(c.code); got != c.want {
+			t.Errorf("indirectCall(% x) = %v, want %v", c.code, got, c.want)
+		}
+	}
+	if target, ok := directCallTarget([]byte{0xe8, 0xfb, 0xff, 0xff, 0xff}, 0x1005); !ok || target != 0x1000 {
+		t.Errorf("call rel32 -5 before 0x1005: %#x, %v", target, ok)
+	}
+}
+
 // FuzzPatterns: the instruction decoders never panic.
 func FuzzPatterns(f *testing.F) {
 	f.Add([]byte{0x5d, 0x49, 0x3b, 0xa7, 0x40, 0x03, 0, 0, 0x0f, 0x87, 1, 0, 0, 0, 0xc3})
@@ -58,5 +88,9 @@ func FuzzPatterns(f *testing.F) {
 		epilogue(code)
 		prologueState(code)
 		isSubRSP(code)
+		if len(code) >= 8 {
+			indirectCall(code[:8])
+			directCallTarget(code[:5], 0x1000)
+		}
 	})
 }

@@ -153,6 +153,7 @@ func (w *Walker) Frames(s *Sample) iter.Seq[Frame] {
 		w.walks++
 		st := walkState{w: w, s: s, regs: s.Regs, yield: yield, mem: stackMem{base: w.j.Mem, lo: s.Regs.SP, data: s.Stack}}
 		r := st.run()
+		st.settle(r)
 		w.counts[r]++
 	}
 }
@@ -173,7 +174,13 @@ type walkState struct {
 	// jtKnown says jt was looked up (only walks that need it do: the thread list is read for it).
 	jtKnown    bool
 	anchorUsed bool
-	spMax      uint64 // the highest plausible sp
+	// emptyFrame says the last frame had no stack of its own (an interpreted method at its entry):
+	// the next sp may equal its sp.
+	emptyFrame bool
+	// guessed says the walk went on from an unproven return address; held are the frames since.
+	guessed bool
+	held    []Frame
+	spMax   uint64 // the highest plausible sp
 }
 
 // emit yields f; false when the walk must end (the consumer stopped, or too many frames).
@@ -188,11 +195,44 @@ func (st *walkState) emit(f Frame) bool {
 	if f.Java() {
 		st.java = true
 	}
+	return st.out(f)
+}
+
+// out yields a frame, or holds it while the walk goes on from a guess.
+func (st *walkState) out(f Frame) bool {
+	if st.guessed {
+		st.held = append(st.held, f)
+		return true
+	}
 	if !st.yield(f) {
 		st.stop = true
 		return false
 	}
 	return true
+}
+
+// guess says that the walk goes on from a return address that could not be proven (a stub's, found
+// by looking at its code and stack): the frames found from there are held until the walk ends, and
+// given only if it reaches the thread's root. A wrong guess almost never does; a stack that ends
+// early then ends right after the frame that was guessed from, not in frames of another call.
+func (st *walkState) guess() { st.guessed = true }
+
+// settle gives the held frames of a walk that went on from a guess: all of them when it reached
+// the root, else only its broken frame.
+func (st *walkState) settle(r Reason) {
+	if !st.guessed || st.stop {
+		return
+	}
+	held := st.held
+	st.guessed, st.held = false, nil
+	if r != ReasonNone && len(held) > 0 && held[len(held)-1].Type == Broken {
+		held = held[len(held)-1:]
+	}
+	for _, f := range held {
+		if !st.out(f) {
+			return
+		}
+	}
 }
 
 // fail ends the walk with a Broken frame.
@@ -208,9 +248,7 @@ func (st *walkState) fail(r Reason, pc, sp uint64, detail string) Reason {
 	// The broken frame is emitted even at the depth limit.
 	if !st.stop {
 		st.n++
-		if !st.yield(Frame{Type: Broken, PC: pc, SP: sp, Name: name, BCI: -1, Line: -1, Reason: r}) {
-			st.stop = true
-		}
+		st.out(Frame{Type: Broken, PC: pc, SP: sp, Name: name, BCI: -1, Line: -1, Reason: r})
 	}
 	return r
 }
@@ -260,10 +298,10 @@ func (st *walkState) run() Reason {
 			// it bounds the work on corrupt ones whatever the loop's other checks miss.
 			return st.fail(ReasonDepth, pc, sp, "too many steps")
 		}
-		if !top && (sp <= lastSP || sp > st.spMax || sp%wordSize != 0) {
+		if !top && (sp < lastSP || sp == lastSP && !st.emptyFrame || sp > st.spMax || sp%wordSize != 0) {
 			return st.fail(ReasonBadSP, pc, sp, "")
 		}
-		lastSP = sp
+		lastSP, st.emptyFrame = sp, false
 		if pc == 0 {
 			return st.fail(ReasonBadReturn, pc, sp, "null pc")
 		}
@@ -402,6 +440,13 @@ func (st *walkState) native(pc, sp, fp uint64, top bool) (next nativeStep, end b
 	var info nativeInfo
 	if nc != nil {
 		info = nc.unwindInfo(pc, !top)
+		if top && errors.Is(info.RowErr, errNoFDE) && len(st.s.Kernel) > 0 {
+			// Sampled in a system call: pc follows the syscall instruction, which may end its
+			// function (glibc's __restore_rt); the rules at the syscall itself hold.
+			if prev := nc.unwindInfo(pc, true); prev.RowErr == nil {
+				info = prev
+			}
+		}
 		if !top && !info.Code {
 			// Data, not code: a stale or corrupt word (the CDS archive, the modules image, text).
 			return next, true, st.fail(ReasonBadReturn, pc, sp, "not code")
@@ -452,6 +497,9 @@ func (st *walkState) native(pc, sp, fp uint64, top bool) (next nativeStep, end b
 	}
 	npc, nsp, nfp, ok := st.nativeCaller(sp, fp)
 	if ok {
+		if nc != nil {
+			st.guess() // code without call frame information may not keep a frame pointer
+		}
 		return nativeStep{pc: npc, sp: nsp, fp: nfp}, false, ReasonNone
 	}
 	java := st.javaThread() != 0 && st.java
@@ -547,6 +595,7 @@ func (st *walkState) interpreted(pc, sp, fp uint64, top bool) (npc, nsp, nfp uin
 				if !st.emitJava(Interpreted, e, -1, pc, sp, true) {
 					return 0, 0, 0, ReasonNone
 				}
+				st.guess()
 				return cpc, csp, cfp, ReasonNone
 			}
 		}
@@ -610,10 +659,13 @@ func (st *walkState) interpreterEntry(pc, sp, fp uint64) (npc, nsp, nfp uint64, 
 	if ssp < sp || ssp-sp > maxInterpFrame {
 		return 0, 0, 0, false
 	}
+	// Once the entry popped the return address into rax, the method has no frame yet: its caller's sp
+	// is its own.
+	st.emptyFrame = ssp == sp
 	if ra, err := st.mem.u64(sp); err == nil && w.cc.Contains(ra) && ra != pc {
 		return ra, ssp, fp, true
 	}
-	if fp > sp && fp < ssp {
+	if fp >= sp && fp < ssp {
 		if ra, err := st.mem.u64(fp + wordSize); err == nil && w.cc.Contains(ra) {
 			next, err := st.mem.u64(fp)
 			if err == nil {
@@ -669,6 +721,7 @@ func (st *walkState) compiled(bi *blobInfo, pc, sp, fp uint64, top bool) (npc, n
 		// Code that does not follow the patterns (a pc in a stub-like part of the nmethod): the
 		// return address may be at sp.
 		if ra, err := st.mem.u64(sp); err == nil && st.w.cc.Contains(ra) {
+			st.guess()
 			return ra, sp + wordSize, fp, ReasonNone
 		}
 	}
@@ -741,6 +794,9 @@ func (st *walkState) fixedFrame(sp, fs uint64) (npc, nsp, nfp uint64, r Reason) 
 			if err != nil {
 				return 0, 0, 0, ReasonRead
 			}
+			if extra > 0 {
+				st.guess()
+			}
 			return ra, ssp, saved, ReasonNone
 		}
 	}
@@ -779,7 +835,7 @@ func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (n
 		// Most runtime stubs never say where their frame is complete: a pc may be in the prologue or
 		// epilogue, where the frame is not all there. They are called directly, so a return address
 		// that follows a call into the stub is theirs; else the search below finds it.
-		if b.Kind != vmstructs.KindRuntimeStub || b.FrameComplete >= 0 || r == ReasonNone && st.callsInto(npc, b, pc) {
+		if b.Kind != vmstructs.KindRuntimeStub || b.FrameComplete >= 0 || r == ReasonNone && st.callsInto(npc, b) {
 			return npc, nsp, nfp, r
 		}
 	}
@@ -787,14 +843,22 @@ func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (n
 	// or a stub's prologue or epilogue. The first word above sp that returns from a direct call into
 	// this blob is the return address (the words below it are what the stub pushed); failing that, the
 	// stub's shape is guessed, and each guess must lead back into code.
+	st.guess()
 	word := func(a uint64) uint64 { v, _ := st.mem.u64(a); return v }
+	if b.Kind == vmstructs.KindVtable || b.Kind == vmstructs.KindAdapter || b.Kind == vmstructs.KindMHAdapter {
+		// These push nothing before they jump on (an i2c adapter is entered from the interpreter,
+		// whose return address follows no call): the return address is at sp.
+		if ra := word(sp); ra != 0 && (st.w.cc.Contains(ra) || st.plausibleText(ra)) {
+			return ra, sp + wordSize, fp, ReasonNone
+		}
+	}
 	for k := uint64(0); k < maxStubScan; k++ {
 		slot := sp + k*wordSize
 		ra, err := st.mem.u64(slot)
 		if err != nil {
 			break
 		}
-		if st.callsInto(ra, b, pc) {
+		if st.callsInto(ra, b) {
 			nfp := fp
 			if k > 0 && fp == slot-wordSize {
 				nfp = word(fp) // the stub ran "enter"
@@ -836,14 +900,21 @@ func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (n
 // save every register push 1,152 bytes.
 const maxStubScan = 160
 
-// callsInto reports whether ra is a return address of a direct call ("call rel32") into blob b at or
-// before pc: into the stub that runs at pc (a blob of StubRoutines holds many stubs).
-func (st *walkState) callsInto(ra uint64, b *vmstructs.CodeBlob, pc uint64) bool {
-	if ra < 5 || !st.w.cc.Contains(ra) && !st.plausibleText(ra) {
+// callsInto reports whether ra is the return address of a call that can have entered blob b: a
+// direct call ("call rel32") into b (into any of its stubs: one may jump to another), or an indirect
+// call (libjvm calls stubs through function pointers). A direct call elsewhere is no caller of b's.
+func (st *walkState) callsInto(ra uint64, b *vmstructs.CodeBlob) bool {
+	if ra < 8 || !st.w.cc.Contains(ra) && !st.plausibleText(ra) {
 		return false
 	}
-	target, ok := directCallTarget(st.code(ra-5, 5), ra)
-	return ok && target >= b.Start && target <= pc
+	code := st.code(ra-8, 8)
+	if len(code) != 8 {
+		return false
+	}
+	if target, ok := directCallTarget(code[3:], ra); ok {
+		return target >= b.Start && target < b.End
+	}
+	return indirectCall(code)
 }
 
 func stubName(b *vmstructs.CodeBlob) string {
@@ -915,6 +986,11 @@ func (w *Walker) compiledFrames(bi *blobInfo, pc uint64, top bool) []Frame {
 				name = fmt.Sprintf("[method %#x]", s.Method)
 			}
 			fs = append(fs, Frame{Type: t, Name: name, Signature: s.MethodName, Method: s.Method, BCI: s.BCI, Line: s.Line})
+		}
+		if !top && len(fs) == 1 && fs[0].BCI < 0 {
+			// A return address without debug information (a leaf call into a stub or the runtime):
+			// the method is known, where in it is not (a call site's bci is never -1).
+			fs[0].Line = -1
 		}
 	}
 	w.scopes[k] = fs

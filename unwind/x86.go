@@ -127,3 +127,38 @@ func directCallTarget(code []byte, ra uint64) (uint64, bool) {
 	rel := int32(uint32(code[1]) | uint32(code[2])<<8 | uint32(code[3])<<16 | uint32(code[4])<<24)
 	return ra + uint64(int64(rel)), true
 }
+
+// indirectCall reports whether the 8 bytes before a return address end with an indirect near call
+// ("call r/m64", ff /2): through a register ("call rax", "call r11"), through memory at a register plus
+// a displacement, or rip-relative ("call [rip+disp32]"), the forms compilers and HotSpot emit.
+func indirectCall(code []byte) bool {
+	if len(code) != 8 {
+		return false
+	}
+	call := func(i int) (mod, rm byte, ok bool) { // ff /2 at code[i]
+		if code[i] != 0xff || (code[i+1]>>3)&7 != 2 {
+			return 0, 0, false
+		}
+		return code[i+1] >> 6, code[i+1] & 7, true
+	}
+	// 2 bytes: ff /2 mod 11 (register) or mod 00 through a register ("call [rax]"); 3 with a REX
+	// prefix.
+	if mod, rm, ok := call(6); ok && (mod == 3 || mod == 0 && rm != 4 && rm != 5) {
+		return true
+	}
+	// 3 bytes: ff /2 mod 01 disp8 (rm != 4); 4: with a SIB byte.
+	if mod, rm, ok := call(5); ok && mod == 1 && rm != 4 {
+		return true
+	}
+	if mod, rm, ok := call(4); ok && mod == 1 && rm == 4 {
+		return true
+	}
+	// 6 bytes: ff /2 mod 10 disp32, or mod 00 rm 101 (rip-relative); 7 with a SIB byte.
+	if mod, rm, ok := call(2); ok && (mod == 2 && rm != 4 || mod == 0 && rm == 5) {
+		return true
+	}
+	if mod, rm, ok := call(1); ok && mod == 2 && rm == 4 {
+		return true
+	}
+	return false
+}

@@ -787,9 +787,9 @@ func (c *CodeCache) debugInfo(l *scopeLayout, b *CodeBlob) (debugInfo, error) {
 
 // Scopes returns the inlining chain of nmethod b at pc, innermost method first, the nmethod's own
 // method last. A return address (top false) is looked up as HotSpot does for a call site: the PcDesc
-// at pc. For the pc of a thread's top frame (top true), the first PcDesc after it describes the code
-// that pc is in (pc_desc_near(pc+1) in forte.cpp). Without debug information at pc there is one
-// scope, the nmethod's method, with BCI -1. Line is -1 where the method has no line number table. If
+// at pc; the return address of a leaf call has none. For the pc of a thread's top frame (top true),
+// the first PcDesc after it describes the code that pc is in (pc_desc_near(pc+1) in forte.cpp).
+// Without debug information at pc there is one scope, the nmethod's method, with BCI -1. Line is -1 where the method has no line number table. If
 // this JVM lacks the entries for method names or line numbers, the scopes come without them and with
 // a *MissingError.
 func (c *CodeCache) Scopes(b *CodeBlob, pc uint64, top bool) ([]Scope, error) {
@@ -819,6 +819,14 @@ func (c *CodeCache) scopes(b *CodeBlob, pc uint64, top, near bool) ([]Scope, err
 		return p, s
 	}
 	i := sort.Search(n, func(i int) bool { p, _ := at(i); return p >= off })
+	if !top && !near && i < n {
+		if p, _ := at(i); p != off {
+			// A return address without debug information: a leaf call (a stub, a runtime function)
+			// records none. Its inlining is unknown; HotSpot's own walkers then give the nmethod's
+			// method alone (vframeStream's fill_from_compiled_native_frame).
+			i = n
+		}
+	}
 	if near {
 		// The last PcDesc at or before pc that has debug information, if any.
 		k := sort.Search(n, func(i int) bool { p, _ := at(i); return p > int64(pc-b.Start) })
