@@ -29,7 +29,7 @@ type Options struct {
 	// dropped beyond it. Default 16 MiB.
 	BufferBytes int
 	// ExportTimeout bounds one export; default 30 s. Backoff after a failed export starts at
-	// BackoffMin (default 1 s) and doubles up to BackoffMax (default 5 min).
+	// BackoffMin (default 1 s) and doubles up to BackoffMax (default: the window).
 	ExportTimeout          time.Duration
 	BackoffMin, BackoffMax time.Duration
 	// FlushTimeout bounds the sending of the last window when the agent stops; default 10 s.
@@ -39,9 +39,12 @@ type Options struct {
 	MaxStacks int
 	// Host names the node (host.name); default os.Hostname.
 	Host string
-	// Discover lists the JVMs to profile; default jcmd.List (every JVM on the host and in containers).
-	// Non-HotSpot JVMs in its answer are skipped.
+	// Discover lists the JVMs to profile; default: every JVM on the host and in containers, found as
+	// jcmd.List finds them, each process inspected once (a NewLister). Non-HotSpot JVMs in its
+	// answer are skipped.
 	Discover func(context.Context) ([]jcmd.JVM, error)
+	// Select, if set, picks the discovered JVMs to profile.
+	Select func(jcmd.JVM) bool
 	// Version is the agent's version, sent as the OTLP instrumentation scope's.
 	Version string
 	// Logger gets what the agent does and why a JVM is skipped; nil discards.
@@ -71,7 +74,7 @@ func New(opts Options) (*Agent, error) {
 	def(&opts.Window, time.Minute)
 	def(&opts.ExportTimeout, 30*time.Second)
 	def(&opts.BackoffMin, time.Second)
-	def(&opts.BackoffMax, 5*time.Minute)
+	def(&opts.BackoffMax, opts.Window) // a backend that is back gets the buffer within a window
 	def(&opts.FlushTimeout, 10*time.Second)
 	if opts.Frequency <= 0 {
 		opts.Frequency = 99
@@ -89,7 +92,7 @@ func New(opts Options) (*Agent, error) {
 		opts.Host, _ = os.Hostname()
 	}
 	if opts.Discover == nil {
-		opts.Discover = jcmd.List
+		opts.Discover = NewLister().List
 	}
 	a := &Agent{opts: opts, log: opts.Logger, stats: newStats(), kernel: &unwind.KernelSymbols{}}
 	if a.log == nil {
@@ -136,27 +139,44 @@ func (p *profiler) add(st *unwind.Stack) {
 
 // Run profiles until ctx ends, then cuts and sends the last (partial) window and returns, within
 // Options.FlushTimeout. It returns an error only if it cannot start.
+//
+// Windows are cut by a ticker that nothing else delays: discovering and opening JVMs (which can take
+// seconds on a busy node) run in a goroutine of their own, after each cut, and a JVM's first window
+// starts when its sampling does.
 func (a *Agent) Run(ctx context.Context) error {
-	sendCtx, stopSend := context.WithCancel(context.WithoutCancel(ctx))
+	stopSend := make(chan struct{})
 	var senders sync.WaitGroup
 	for _, q := range a.sinks {
-		senders.Go(func() { q.run(sendCtx) })
+		senders.Go(func() { q.run(stopSend) })
 	}
-	jvms := map[jvmKey]*profiler{}
+	// The kernel's symbols are read once for all JVMs (seconds on a busy node): start now.
+	go a.kernel.Symbolize(0)
+	js := &jvmSet{m: map[jvmKey]*profiler{}}
 	jctx, stopJVMs := context.WithCancel(ctx)
-	start := time.Now()
-	a.discover(jctx, jvms, start)
+	kick := make(chan struct{}, 1)
+	var discoverer sync.WaitGroup
+	discoverer.Go(func() {
+		for {
+			a.discover(jctx, js)
+			select {
+			case <-jctx.Done():
+				return
+			case <-kick:
+			}
+		}
+	})
 	tick := time.NewTicker(a.opts.Window)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			a.cut(jvms, time.Now())
 			stopJVMs()
-			for _, p := range jvms {
+			discoverer.Wait()
+			a.cut(js, time.Now())
+			for _, p := range js.all() {
 				<-p.done
 			}
-			stopSend()
+			close(stopSend)
 			senders.Wait()
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.opts.FlushTimeout)
 			var wg sync.WaitGroup
@@ -168,18 +188,46 @@ func (a *Agent) Run(ctx context.Context) error {
 			a.stats.jvms.Store(0)
 			return nil
 		case now := <-tick.C:
-			a.cut(jvms, now)
-			a.discover(jctx, jvms, now)
+			a.cut(js, now)
+			select {
+			case kick <- struct{}{}:
+			default: // still discovering: it will look again when done
+			}
 		}
 	}
 }
 
+// jvmSet are the JVMs being profiled, shared by the window loop and the discoverer.
+type jvmSet struct {
+	mu sync.Mutex
+	m  map[jvmKey]*profiler
+}
+
+func (s *jvmSet) all() []*profiler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*profiler, 0, len(s.m))
+	for _, p := range s.m {
+		out = append(out, p)
+	}
+	return out
+}
+
+func (s *jvmSet) has(k jvmKey) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.m[k]
+	return ok
+}
+
 // cut ends the current window of every JVM, hands the windows to the sinks, and forgets JVMs whose
 // sampling ended.
-func (a *Agent) cut(jvms map[jvmKey]*profiler, now time.Time) {
+func (a *Agent) cut(js *jvmSet, now time.Time) {
 	a.stats.windows.Add(1)
 	var ws []*Window
-	for k, p := range jvms {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	for k, p := range js.m {
 		ended := false
 		select {
 		case <-p.done:
@@ -189,9 +237,11 @@ func (a *Agent) cut(jvms map[jvmKey]*profiler, now time.Time) {
 		s := p.swap(newStacks(a.opts.MaxStacks, now))
 		if w := a.window(p.target, s, now); w != nil {
 			ws = append(ws, w)
+		} else {
+			a.log.Debug("agent: no sample in this window", "pid", p.target.PID, "service", p.target.Service)
 		}
 		if ended {
-			delete(jvms, k)
+			delete(js.m, k)
 			a.stats.jvms.Add(-1)
 			if errors.Is(p.err, unwind.ErrProcessExited) || isGone(p.err) {
 				a.stats.exited.Add(1)
@@ -233,14 +283,19 @@ func (a *Agent) window(t Target, s *stacks, end time.Time) *Window {
 }
 
 // discover starts profiling JVMs not yet profiled.
-func (a *Agent) discover(ctx context.Context, jvms map[jvmKey]*profiler, now time.Time) {
+func (a *Agent) discover(ctx context.Context, js *jvmSet) {
+	t0 := time.Now()
 	found, err := a.opts.Discover(ctx)
+	a.log.Debug("agent: discovered", "jvms", len(found), "took", time.Since(t0))
 	if err != nil && ctx.Err() == nil {
 		a.stats.err("discover")
 		a.log.Warn("agent: list JVMs", "err", err)
 	}
 	for _, j := range found {
-		if !j.HotSpot {
+		if ctx.Err() != nil {
+			return
+		}
+		if !j.HotSpot || (a.opts.Select != nil && !a.opts.Select(j)) {
 			continue
 		}
 		st, err := procfs.Default.StartTime(j.PID)
@@ -248,40 +303,49 @@ func (a *Agent) discover(ctx context.Context, jvms map[jvmKey]*profiler, now tim
 			continue // gone already
 		}
 		k := jvmKey{j.PID, st}
-		if _, ok := jvms[k]; ok {
+		if js.has(k) {
 			continue
 		}
-		p, err := a.start(ctx, j, st, now)
+		t0 := time.Now()
+		p, err := a.start(ctx, j, st)
 		if err != nil {
-			if !isGone(err) {
+			if !isGone(err) && ctx.Err() == nil {
 				reason := reasonOf(err)
 				a.stats.skip(reason)
 				a.log.Warn("agent: cannot profile a JVM; will try again next window", "pid", j.PID, "main", j.MainClass, "reason", reason, "err", err)
 			}
 			continue
 		}
-		jvms[k] = p
+		js.mu.Lock()
+		js.m[k] = p
+		js.mu.Unlock()
 		a.stats.jvms.Add(1)
 		a.stats.started.Add(1)
-		a.log.Info("agent: profiling", "pid", j.PID, "service", p.target.Service, "container", p.target.ContainerID, "jdk", p.target.JDK)
+		a.log.Info("agent: profiling", "pid", j.PID, "service", p.target.Service, "container", p.target.ContainerID, "jdk", p.target.JDK, "open_took", time.Since(t0).Round(time.Millisecond))
 	}
 }
 
 // start opens a JVM's VMStructs and starts sampling it in the background.
-func (a *Agent) start(ctx context.Context, j jcmd.JVM, startTime uint64, now time.Time) (*profiler, error) {
+func (a *Agent) start(ctx context.Context, j jcmd.JVM, startTime uint64) (*profiler, error) {
 	vm, err := vmstructs.Open(ctx, j.PID)
 	if err != nil {
 		return nil, err
 	}
-	w, err := unwind.New(vm, unwind.Options{Native: unwind.NewProcessSymbols(j.PID), Kernel: a.kernel})
+	native := unwind.NewProcessSymbols(j.PID)
+	w, err := unwind.New(vm, unwind.Options{Native: native, Kernel: a.kernel})
 	if err != nil {
 		vm.Close()
 		return nil, err
 	}
+	// Read the symbol tables now, not at the first sample: on a busy node reading /proc/kallsyms and
+	// libjvm.so's symbols takes seconds, during which a sampler's rings would overflow and the JVM's
+	// first windows come out empty.
+	a.kernel.Symbolize(0)
+	native.Symbolize(vm.Bias)
 	t := a.describe(j, startTime)
 	t.JDK, _ = vm.Version()
 	pctx, cancel := context.WithCancel(ctx)
-	p := &profiler{target: t, cur: newStacks(a.opts.MaxStacks, now), cancel: cancel, done: make(chan struct{})}
+	p := &profiler{target: t, cur: newStacks(a.opts.MaxStacks, time.Now()), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		defer vm.Close()

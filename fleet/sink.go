@@ -96,14 +96,16 @@ func (q *queue) pop(b batch) {
 	}
 }
 
-// run sends until ctx ends; then drain sends what is left.
-func (q *queue) run(ctx context.Context) {
+// run sends until stop is closed; then drain sends what is left. An export in flight when stop
+// closes is finished, not cancelled (bounded by the export timeout): cancelling it could leave the
+// backend with a batch that drain would then send again.
+func (q *queue) run(stop <-chan struct{}) {
 	delay := time.Duration(0)
 	for {
 		b, ok := q.head()
 		if !ok {
 			select {
-			case <-ctx.Done():
+			case <-stop:
 				return
 			case <-q.wake:
 				continue
@@ -112,16 +114,18 @@ func (q *queue) run(ctx context.Context) {
 		if delay > 0 {
 			t := time.NewTimer(delay)
 			select {
-			case <-ctx.Done():
+			case <-stop:
 				t.Stop()
 				return
 			case <-t.C:
 			}
 		}
-		if err := q.send(ctx, b); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if err := q.send(context.Background(), b); err != nil {
 			delay = min(max(2*delay, q.backoff[0]), q.backoff[1])
 			q.log.Warn("agent: export failed; will retry", "sink", q.sink.Name(), "windows", len(b.windows), "retry_in", delay, "err", err)
 			continue

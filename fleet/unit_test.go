@@ -304,9 +304,9 @@ func TestQueueDropsOldestAndRetries(t *testing.T) {
 	if st.dropped.Load() != 3 || st.buffered.Load() != 200 {
 		t.Fatalf("dropped %d, buffered %d; want 3 and 200", st.dropped.Load(), st.buffered.Load())
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	stop := make(chan struct{})
 	done := make(chan struct{})
-	go func() { q.run(ctx); close(done) }()
+	go func() { q.run(stop); close(done) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for st.errors.Load() < 3 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -315,7 +315,7 @@ func TestQueueDropsOldestAndRetries(t *testing.T) {
 	for fs.got.Load() < 2 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	cancel()
+	close(stop)
 	<-done
 	if fs.got.Load() != 2 || st.sent.Load() != 2 || st.buffered.Load() != 0 {
 		t.Fatalf("got %d, sent %d, buffered %d", fs.got.Load(), st.sent.Load(), st.buffered.Load())

@@ -3,7 +3,6 @@ package jfr
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/jvmkit/jvmkit/internal/testutil"
 )
 
 // Comparing our JSON lines with the JDK's `jfr print --json`: values, not text (the JDK indents,
@@ -165,30 +166,12 @@ func compareEvents(t testing.TB, want, got []any, compat jdkCompat) map[string]i
 	return types
 }
 
-func gunzipFile(t testing.TB, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestGolden: two small JDK 17 recordings (see testdata/README.md) printed as JDK 25's
 // `jfr print --json --stack-depth 100000` prints them. Live tests make fresh recordings of every kind
 // on every JDK; these run without a JDK.
 func TestGolden(t *testing.T) {
 	for _, name := range []string{"small17", "demo17"} {
-		data := gunzipFile(t, filepath.Join("testdata", name+".jfr.gz"))
+		data := testutil.ReadGzip(t, filepath.Join("testdata", name+".jfr.gz"))
 		r, err := Parse(data)
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +185,7 @@ func TestGolden(t *testing.T) {
 			w.Write(e)
 		}
 		w.Flush()
-		want := jdkEvents(t, bytes.NewReader(gunzipFile(t, filepath.Join("testdata", name+".jdk25.json.gz"))))
+		want := jdkEvents(t, bytes.NewReader(testutil.ReadGzip(t, filepath.Join("testdata", name+".jdk25.json.gz"))))
 		types := compareEvents(t, want, ourEvents(t, &b), jdkCompat{})
 		switch name {
 		case "small17":
@@ -262,7 +245,7 @@ func TestSeeds(t *testing.T) {
 	write("corrupt-metadata", corrupt(int(c0.Header.MetadataOffset)+40))
 	write("corrupt-checkpoint", corrupt(int(c0.Header.ConstantPoolOffset)+9))
 	write("corrupt-event", corrupt(int(c0.events[0].off)+6))
-	real := gunzipFile(t, filepath.Join("testdata", "small17.jfr.gz"))
+	real := testutil.ReadGzip(t, filepath.Join("testdata", "small17.jfr.gz"))
 	write("real-cut", real[:HeaderSize+300])
 }
 
@@ -273,7 +256,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(d[:len(d)/2])
 		f.Add(d[:len(d)-7])
 	}
-	real := gunzipFile(f, filepath.Join("testdata", "small17.jfr.gz"))
+	real := testutil.ReadGzip(f, filepath.Join("testdata", "small17.jfr.gz"))
 	f.Add(real[:HeaderSize+200])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		readAll(t, data)

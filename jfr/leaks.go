@@ -138,7 +138,7 @@ func leakSample(r *Recording, e *Event) LeakSample {
 	ty := e.Type
 	for i, f := range ty.Fields {
 		v := e.Values[i]
-		n, isInt := toInt(v, f.Unsigned)
+		n, isInt := ToInt(v, f.Unsigned)
 		switch f.Name {
 		case "allocationTime":
 			if isInt {

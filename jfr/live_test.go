@@ -135,11 +135,67 @@ func recordDemo(t *testing.T, jdk testutil.JDK, dir string) []recording {
 	}
 	dumpUntil(t, c, "prof", prof, false, 60*time.Second, hasEvents(map[string]int64{"jdk.ExecutionSample": 20, alloc: 5}))
 	dumpUntil(t, c, "def", def, false, 60*time.Second, hasEvents(map[string]int64{"jdk.ExecutionSample": 20}))
+	if jdk.Feature >= 14 {
+		checkInProgress(t, c)
+	}
 	j.Stop() // the checks need the CPU more
 	return []recording{
 		{name: "demo-default", path: def, jdk: jdk, minChunks: 2},
 		{name: "demo-profile", path: prof, jdk: jdk, minChunks: 1},
 	}
+}
+
+// checkInProgress reads the chunk the JVM is writing in its repository, as after a crash: the chunk
+// is unfinished, and its events up to the last flush are read (JDK 14+ writes metadata at the start
+// of a chunk and constants at each flush, once a second).
+func checkInProgress(t *testing.T, c *jcmd.Client) {
+	t.Helper()
+	out, err := c.ConfigureJFR(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var repo string
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Repository path:"); ok {
+			repo = strings.TrimSpace(v)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(repo, "*.jfr"))
+	var newest string
+	var newestTime time.Time
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.ModTime().After(newestTime) {
+			newest, newestTime = f, fi.ModTime()
+		}
+	}
+	if newest == "" {
+		t.Fatalf("no chunk in the repository %q (JFR.configure said %q)", repo, out)
+	}
+	data, err := os.ReadFile(newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse(data)
+	var fe *FormatError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "unfinished") {
+		t.Fatalf("chunk being written (%s, %d bytes): %v, want an unfinished-chunk error", newest, len(data), err)
+	}
+	n := 0
+	var b bytes.Buffer
+	w := r.NewJSONWriter(&b, JSONOptions{})
+	for e, err := range r.Events(EventOptions{}) {
+		if err != nil {
+			break
+		}
+		w.Write(e)
+		n++
+	}
+	w.Flush()
+	if n == 0 {
+		t.Errorf("no event read from the chunk being written (%d bytes): %v", len(data), err)
+	}
+	ourEvents(t, &b) // valid JSON, every line
+	t.Logf("chunk being written: %d events read, then: %v", n, err)
 }
 
 // leakFound tells a dump whose most suspicious chain is the Leak workload's: through the static

@@ -111,7 +111,7 @@ func (t *TextWriter) elem(f *Field, v any, depth int) {
 		}
 		t.int(f, int64(x))
 	default:
-		n, ok := toInt(v, f.Unsigned)
+		n, ok := ToInt(v, f.Unsigned)
 		if !ok {
 			fmt.Fprint(t.w, v)
 			return

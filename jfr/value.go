@@ -56,7 +56,7 @@ func (o *Object) Int(name string) (int64, bool) {
 	if i < 0 || i >= len(o.Values) {
 		return 0, false
 	}
-	return toInt(o.Values[i], o.Type.Fields[i].Unsigned)
+	return ToInt(o.Values[i], o.Type.Fields[i].Unsigned)
 }
 
 // Bool returns the named field's value if it is a boolean.
@@ -71,7 +71,9 @@ func (o *Object) Array(name string) []any {
 	return v
 }
 
-func toInt(v any, unsigned bool) (int64, bool) {
+// ToInt widens an integer value of a field (byte, char, short, int, long) to int64, without sign when
+// the field is unsigned; ok is false for other values.
+func ToInt(v any, unsigned bool) (int64, bool) {
 	switch x := v.(type) {
 	case int64:
 		return x, true

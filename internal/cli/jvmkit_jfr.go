@@ -332,11 +332,11 @@ func writeLeaks(w io.Writer, groups []*jfr.LeakGroup, n, top int) {
 		}
 		fmt.Fprintf(w, "\n#%d  %d %s of %s", i+1, g.Count, plural(g.Count, "sample", "samples"), orNA(g.Class))
 		if g.TotalSize > 0 {
-			fmt.Fprintf(w, ", %s", bytesText(g.TotalSize))
+			fmt.Fprintf(w, ", %s", formatBytes(uint64(g.TotalSize)))
 		}
 		fmt.Fprintf(w, ", age %s", ageText(g.MinAge, g.MaxAge))
 		if g.HeapUsage > 0 {
-			fmt.Fprintf(w, ", heap in use %s", bytesText(g.HeapUsage))
+			fmt.Fprintf(w, ", heap in use %s", formatBytes(uint64(g.HeapUsage)))
 		}
 		fmt.Fprintln(w)
 		if g.Root == nil {
@@ -398,18 +398,6 @@ func orNA(s string) string {
 		return "N/A"
 	}
 	return s
-}
-
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func ageText(lo, hi time.Duration) string {

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"image/png"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,19 +21,7 @@ import (
 // directory.
 func jfrFixture(t *testing.T, name string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "jfr", "testdata", name+".jfr.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testutil.ReadGzip(t, filepath.Join("..", "..", "jfr", "testdata", name+".jfr.gz"))
 	path := filepath.Join(t.TempDir(), name+".jfr")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)

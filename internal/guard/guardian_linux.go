@@ -261,13 +261,7 @@ func undoUnheld(ctx context.Context, r *Record, u *undoer, by, why string) []Cha
 	var done []Change
 	kept := r.Changes[:0]
 	for _, c := range r.Changes {
-		live := c.Holders[:0]
-		for _, h := range c.Holders {
-			if Alive(h.Process) {
-				live = append(live, h)
-			}
-		}
-		c.Holders = live
+		c.dropDead()
 		if len(c.Holders) > 0 {
 			kept = append(kept, c)
 			continue

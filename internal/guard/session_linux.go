@@ -99,13 +99,7 @@ func (s *Session) ReleaseFlag(name string, restore func(old bool) error) error {
 			return nil // undone already (jvmkit alloc --restore by hand)
 		}
 		c.dropHolder(s.self.Process)
-		live := c.Holders[:0]
-		for _, h := range c.Holders {
-			if Alive(h.Process) {
-				live = append(live, h)
-			}
-		}
-		c.Holders = live
+		c.dropDead()
 		if len(c.Holders) > 0 {
 			return nil
 		}

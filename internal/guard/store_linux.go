@@ -235,6 +235,17 @@ func Alive(p Process) bool {
 	return err == nil && start == p.Start && state != 'Z' && state != 'X'
 }
 
+// dropDead forgets the holders that are gone.
+func (c *Change) dropDead() {
+	live := c.Holders[:0]
+	for _, h := range c.Holders {
+		if Alive(h.Process) {
+			live = append(live, h)
+		}
+	}
+	c.Holders = live
+}
+
 // Held tells whether a live command holds c.
 func (c *Change) Held() bool {
 	for _, h := range c.Holders {

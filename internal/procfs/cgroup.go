@@ -6,32 +6,37 @@ import (
 	"strings"
 )
 
-// ParseCgroup returns the cgroup path of a process from the text of /proc/<pid>/cgroup: the unified
-// hierarchy's ("0::/path", cgroup v2), else the first v1 hierarchy whose path names a container,
-// else the first v1 path. It returns "" for empty or unrecognised text.
+// ParseCgroup returns the cgroup path of a process from the text of /proc/<pid>/cgroup: the first
+// path that names a container (ContainerOf), the unified hierarchy's ("0::/path", cgroup v2) before
+// the v1 ones; else the unified path; else the first v1 path. On hybrid hosts the unified path can be
+// "/" while a v1 hierarchy has the container's. It returns "" for empty or unrecognised text.
 func ParseCgroup(b []byte) string {
-	var first, withID string
+	var unified string
+	var v1 []string
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
 		// hierarchy-ID:controller-list:cgroup-path; the path may itself contain ':'.
 		parts := bytes.SplitN(bytes.TrimSpace(line), []byte(":"), 3)
 		if len(parts) != 3 || len(parts[2]) == 0 || parts[2][0] != '/' {
 			continue
 		}
-		path := string(parts[2])
 		if string(parts[0]) == "0" && len(parts[1]) == 0 {
-			return path
-		}
-		if first == "" {
-			first = path
-		}
-		if withID == "" && ContainerOf(path).ID != "" {
-			withID = path
+			unified = string(parts[2])
+		} else {
+			v1 = append(v1, string(parts[2]))
 		}
 	}
-	if withID != "" {
-		return withID
+	for _, p := range append([]string{unified}, v1...) {
+		if p != "" && ContainerOf(p).ID != "" {
+			return p
+		}
 	}
-	return first
+	if unified != "" {
+		return unified
+	}
+	if len(v1) > 0 {
+		return v1[0]
+	}
+	return ""
 }
 
 // Container is what a cgroup path tells about the container a process runs in.

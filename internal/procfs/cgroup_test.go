@@ -19,6 +19,7 @@ func TestParseCgroup(t *testing.T) {
 		{"hybrid", "12:pids:/user.slice\n1:name=systemd:/user.slice/session-3.scope\n0::/user.slice/session-3.scope\n", "/user.slice/session-3.scope"},
 		{"v1 container", "12:pids:/\n11:memory:/docker/" + id1 + "\n", "/docker/" + id1},
 		{"v1 plain", "3:cpu,cpuacct:/user.slice\n2:pids:/x\n", "/user.slice"},
+		{"hybrid, id only in v1", "4:memory:/docker/" + id1 + "\n0::/\n", "/docker/" + id1},
 		{"path with colon", "0::/a:b\n", "/a:b"},
 		{"empty", "", ""},
 		{"garbage", "zzz\n:\n::\n1:2\n", ""},

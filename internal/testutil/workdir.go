@@ -1,7 +1,9 @@
 package testutil
 
 import (
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -170,4 +172,23 @@ func newRunDir(t testing.TB, pattern string) string {
 		t.Fatalf("testutil: create run directory: %v", err)
 	}
 	return dir
+}
+
+// ReadGzip returns the uncompressed content of a gzipped fixture, such as a recording in testdata.
+func ReadGzip(t testing.TB, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return b
 }

@@ -2,34 +2,21 @@ package parquet
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"math/rand/v2"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"time"
 
 	pq "github.com/parquet-go/parquet-go"
 
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/jfr"
 )
 
 // maxDepth bounds how deep constants and structs are expanded into nested columns.
 const maxDepth = 4
-
-// table is one event type's file being written.
-type table struct {
-	typ    *jfr.Type
-	cols   []column
-	tmp    string
-	path   string
-	file   *os.File
-	w      *pq.GenericWriter[map[string]any]
-	rows   []map[string]any
-	events int
-}
 
 // column converts one field of the event type.
 type column struct {
@@ -45,118 +32,107 @@ type exporter struct {
 }
 
 // Export writes one Parquet file per event type of r into dir, which must exist, and returns their
-// paths. A file is written under a temporary name and renamed into place when complete; no existing
-// file or link is written through.
+// paths. Each file is written beside its name and renamed over it when complete (internal/rootfs
+// WriteOutput): a link planted at the name is never followed. A damaged recording's tables hold the
+// events before the damage, and the damage is returned with them.
 func Export(r *jfr.Recording, dir string) ([]string, error) {
-	x := &exporter{r: r, json: r.NewJSONWriter(nilWriter{}, jfr.JSONOptions{})}
-	tables := map[string]*table{}
-	var order []*table
-	fail := func(err error) ([]string, error) {
-		for _, t := range order {
-			if t.file != nil {
-				t.file.Close()
-				_ = os.Remove(t.tmp)
-			}
+	x := &exporter{r: r, json: r.NewJSONWriter(io.Discard, jfr.JSONOptions{})}
+	// The event types with events, by name: a type's later chunks may carry new metadata, the same
+	// type id and fields.
+	types := map[string]*jfr.Type{}
+	var names []string
+	for _, c := range r.Chunks {
+		if c.Metadata == nil {
+			continue
 		}
-		return nil, err
-	}
-	var readErr error
-	for e, err := range r.Events(jfr.EventOptions{Ordered: true}) {
-		if err != nil {
-			readErr = err
-			break
-		}
-		t := tables[e.Type.Name]
-		if t == nil {
-			var err error
-			if t, err = x.newTable(e.Type, dir); err != nil {
-				return fail(err)
+		for id, tc := range c.Counts() {
+			t := c.Metadata.Type(id)
+			if t == nil || !t.Event() || tc.Count == 0 {
+				continue
 			}
-			tables[e.Type.Name] = t
-			order = append(order, t)
-		}
-		row := make(map[string]any, len(t.cols))
-		for _, c := range t.cols {
-			var v any
-			if c.index < len(e.Values) {
-				v = e.Values[c.index]
+			if _, ok := types[t.Name]; !ok {
+				names = append(names, t.Name)
 			}
-			row[c.field.Name] = c.conv(v)
-		}
-		t.rows = append(t.rows, row)
-		t.events++
-		if len(t.rows) == 1024 {
-			if err := t.flush(); err != nil {
-				return fail(err)
-			}
+			types[t.Name] = t
 		}
 	}
+	slices.Sort(names)
 	var paths []string
-	for _, t := range order {
-		if err := t.flush(); err != nil {
-			return fail(err)
+	var damage error
+	for _, name := range names {
+		t := types[name]
+		path := filepath.Join(dir, name+".parquet")
+		if filepath.Base(path) != name+".parquet" || name[0] == '.' {
+			return paths, fmt.Errorf("event type name %q cannot be a file name", name)
 		}
-		err := t.w.Close()
-		if cerr := t.file.Close(); err == nil {
-			err = cerr
-		}
-		t.file = nil
-		if err == nil {
-			err = os.Rename(t.tmp, t.path)
-		}
+		rows := 0
+		err := rootfs.WriteOutput(path, 0o644, func(w io.Writer) error {
+			var err error
+			rows, err = x.table(w, t, &damage)
+			return err
+		})
 		if err != nil {
-			_ = os.Remove(t.tmp)
-			return fail(fmt.Errorf("write %s: %w", t.path, err))
+			return paths, fmt.Errorf("write %s: %w", path, err)
 		}
-		paths = append(paths, t.path)
+		if rows > 0 {
+			paths = append(paths, path)
+		} else {
+			_ = os.Remove(path) // the events of the type all lie after the damage
+		}
 	}
-	slices.Sort(paths)
-	return paths, readErr
+	return paths, damage
 }
 
-type nilWriter struct{}
-
-func (nilWriter) Write(p []byte) (int, error) { return len(p), nil }
-
-func (t *table) flush() error {
-	if len(t.rows) == 0 {
-		return nil
-	}
-	if _, err := t.w.Write(t.rows); err != nil {
-		return fmt.Errorf("write %s: %w", t.path, err)
-	}
-	t.rows = t.rows[:0]
-	return nil
-}
-
-func (x *exporter) newTable(typ *jfr.Type, dir string) (*table, error) {
-	t := &table{typ: typ, path: filepath.Join(dir, typ.Name+".parquet")}
-	if filepath.Base(t.path) != typ.Name+".parquet" || typ.Name == "" || typ.Name[0] == '.' {
-		return nil, fmt.Errorf("event type name %q cannot be a file name", typ.Name)
-	}
+// table writes the events of type t as one Parquet file, in the order jfr print has them.
+func (x *exporter) table(w io.Writer, t *jfr.Type, damage *error) (int, error) {
 	group := pq.Group{}
-	for i, f := range typ.Fields {
+	var cols []column
+	for i, f := range t.Fields {
 		if _, dup := group[f.Name]; dup {
 			continue
 		}
-		node, conv := x.field(f, 0, []*jfr.Type{typ})
+		node, conv := x.field(f, 0, []*jfr.Type{t})
 		group[f.Name] = node
-		t.cols = append(t.cols, column{field: f, index: i, conv: conv})
+		cols = append(cols, column{field: f, index: i, conv: conv})
 	}
-	for {
-		t.tmp = filepath.Join(dir, "."+typ.Name+".parquet."+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(t.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, os.ErrExist) {
-			continue
+	pw := pq.NewGenericWriter[map[string]any](w, pq.NewSchema(t.Name, group), pq.Compression(&pq.Zstd))
+	batch := make([]map[string]any, 0, 1024)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
 		}
+		_, err := pw.Write(batch)
+		batch = batch[:0]
+		return err
+	}
+	n := 0
+	for e, err := range x.r.Events(jfr.EventOptions{Types: func(et *jfr.Type) bool { return et.Name == t.Name }, Ordered: true}) {
 		if err != nil {
-			return nil, err
+			*damage = err
+			break
 		}
-		t.file = f
-		break
+		row := make(map[string]any, len(cols))
+		for _, c := range cols {
+			var v any
+			if c.index < len(e.Values) && e.Type.Fields[c.index] == c.field {
+				v = e.Values[c.index]
+			} else if i := e.Type.Field(c.field.Name); i >= 0 {
+				v = e.Values[i] // an event of another chunk's metadata
+			}
+			row[c.field.Name] = c.conv(v)
+		}
+		batch = append(batch, row)
+		n++
+		if len(batch) == cap(batch) {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
 	}
-	t.w = pq.NewGenericWriter[map[string]any](t.file, pq.NewSchema(typ.Name, group), pq.Compression(&pq.Zstd))
-	return t, nil
+	if err := flush(); err != nil {
+		return n, err
+	}
+	return n, pw.Close()
 }
 
 // field returns the column of a field and the conversion of its values.
@@ -274,7 +250,7 @@ func (x *exporter) number(f *jfr.Field) (pq.Node, func(any) any) {
 	switch {
 	case f.Timestamp != "":
 		return pq.Optional(pq.Timestamp(pq.Nanosecond)), func(v any) any {
-			n, ok := toInt(v, f.Unsigned)
+			n, ok := jfr.ToInt(v, f.Unsigned)
 			if !ok {
 				return nil
 			}
@@ -286,7 +262,7 @@ func (x *exporter) number(f *jfr.Field) (pq.Node, func(any) any) {
 		}
 	case f.Timespan != "":
 		return pq.Optional(pq.Int(64)), func(v any) any {
-			n, ok := toInt(v, f.Unsigned)
+			n, ok := jfr.ToInt(v, f.Unsigned)
 			if !ok {
 				return nil
 			}
@@ -298,7 +274,7 @@ func (x *exporter) number(f *jfr.Field) (pq.Node, func(any) any) {
 		}
 	case f.Unsigned:
 		return pq.Optional(pq.Uint(bits)), func(v any) any {
-			n, ok := toInt(v, true)
+			n, ok := jfr.ToInt(v, true)
 			if !ok {
 				return nil
 			}
@@ -320,31 +296,6 @@ func (x *exporter) number(f *jfr.Field) (pq.Node, func(any) any) {
 		}
 		return nil
 	}
-}
-
-func toInt(v any, unsigned bool) (int64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int32:
-		if unsigned {
-			return int64(uint32(x)), true
-		}
-		return int64(x), true
-	case int16:
-		if unsigned {
-			return int64(uint16(x)), true
-		}
-		return int64(x), true
-	case int8:
-		if unsigned {
-			return int64(uint8(x)), true
-		}
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	}
-	return 0, false
 }
 
 func obj(v any) *jfr.Object {

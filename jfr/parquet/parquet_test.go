@@ -2,9 +2,7 @@ package parquet_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,19 +90,7 @@ func checkExport(t *testing.T, node string, r *jfr.Recording) {
 
 func TestDuckDBGolden(t *testing.T) {
 	node := duckDBNode(t)
-	f, err := os.Open(filepath.Join("..", "testdata", "small17.jfr.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testutil.ReadGzip(t, filepath.Join("..", "testdata", "small17.jfr.gz"))
 	r, err := jfr.Parse(data)
 	if err != nil {
 		t.Fatal(err)

@@ -146,9 +146,18 @@ func TestSwitchFlagsKilled(t *testing.T) {
 		defer vm.Close()
 		t.Run("random", func(t *testing.T) {
 			var slowest time.Duration
+			// Half the kills at any time from the start (start-up, the guardian's start, the switch),
+			// half once the flag is on (the trace).
 			for i := range 6 {
 				delay := time.Duration(rng.Int64N(int64(2 * time.Second)))
 				r := startAllocRun(t, bin, pid, "--switch-flags", "--duration", "60s")
+				if i >= 3 {
+					delay /= 4
+					r.waitFor(t, "switched DTraceAllocProbes on")
+					if !readFlag(t, j.PID, hotspot.AllocProbes) {
+						t.Fatal("DTraceAllocProbes is off after alloc said it switched it on")
+					}
+				}
 				time.Sleep(delay)
 				_ = r.cmd.Process.Signal(unix.SIGKILL)
 				killed := time.Now()

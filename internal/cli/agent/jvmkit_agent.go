@@ -164,16 +164,11 @@ func (a *app) runAgent(ctx context.Context, af *agentFlags) error {
 		ExportTimeout: af.exportTimeout, Host: af.host, Version: v, Logger: log,
 	}
 	if len(af.pids) > 0 {
-		pids := append([]int(nil), af.pids...)
-		opts.Discover = func(ctx context.Context) ([]jcmd.JVM, error) {
-			var out []jcmd.JVM
-			for _, pid := range pids {
-				if j, err := jcmd.Inspect(ctx, pid); err == nil {
-					out = append(out, j)
-				}
-			}
-			return out, nil
+		pids := map[int]bool{}
+		for _, p := range af.pids {
+			pids[p] = true
 		}
+		opts.Select = func(j jcmd.JVM) bool { return pids[j.PID] }
 	}
 	agent, err := fleet.New(opts)
 	if err != nil {

@@ -2,8 +2,6 @@ package jfrexport_test
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,23 +9,12 @@ import (
 
 	"github.com/jvmkit/jvmkit/internal/cli"
 	"github.com/jvmkit/jvmkit/internal/cli/jfrexport"
+	"github.com/jvmkit/jvmkit/internal/testutil"
 )
 
 func fixture(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "..", "jfr", "testdata", "demo17.jfr.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testutil.ReadGzip(t, filepath.Join("..", "..", "..", "jfr", "testdata", "demo17.jfr.gz"))
 	path := filepath.Join(t.TempDir(), "demo17.jfr")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)

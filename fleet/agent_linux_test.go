@@ -1,0 +1,691 @@
+package fleet_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	commonpb "go.opentelemetry.io/proto/slim/otlp/common/v1"
+	pb "go.opentelemetry.io/proto/slim/otlp/profiles/v1development"
+	"golang.org/x/sys/unix"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/jvmkit/jvmkit/fleet"
+	"github.com/jvmkit/jvmkit/internal/cli"
+	"github.com/jvmkit/jvmkit/internal/testutil"
+	"github.com/jvmkit/jvmkit/jcmd"
+)
+
+// tap is a sink that keeps what it is given: the reference the backends' contents are checked against.
+type tap struct {
+	mu      sync.Mutex
+	batches [][]*fleet.Window
+	cond    chan struct{}
+}
+
+func newTap() *tap { return &tap{cond: make(chan struct{}, 1)} }
+
+func (t *tap) Name() string { return "tap" }
+
+func (t *tap) Export(_ context.Context, ws []*fleet.Window) error {
+	t.mu.Lock()
+	t.batches = append(t.batches, ws)
+	t.mu.Unlock()
+	select {
+	case t.cond <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (t *tap) snapshot() [][]*fleet.Window {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.batches)
+}
+
+// waitFor waits until ok holds for the batches received, or fails after d.
+func (t *tap) waitFor(tb testing.TB, d time.Duration, what string, ok func([][]*fleet.Window) bool) [][]*fleet.Window {
+	tb.Helper()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		b := t.snapshot()
+		if ok(b) {
+			return b
+		}
+		select {
+		case <-t.cond:
+		case <-deadline.C:
+			tb.Fatalf("after %v: %s; %d batches", d, what, len(b))
+		}
+	}
+}
+
+func pidsIn(ws []*fleet.Window) map[int]*fleet.Window {
+	out := map[int]*fleet.Window{}
+	for _, w := range ws {
+		out[w.Target.PID] = w
+	}
+	return out
+}
+
+// ourJVMs selects the JVMs this test started from what the agent discovers (other work on the
+// machine runs JVMs too).
+type ourJVMs struct {
+	mu   sync.Mutex
+	pids map[int]bool
+}
+
+func (o *ourJVMs) add(pid int) {
+	o.mu.Lock()
+	o.pids[pid] = true
+	o.mu.Unlock()
+}
+
+func (o *ourJVMs) selects(j jcmd.JVM) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.pids[j.PID]
+}
+
+// fakePod puts a process into a cgroup whose path is a Kubernetes pod's container's (systemd driver,
+// containerd) in the cgroup v2 hierarchy, and returns the container id and pod UID it names.
+func fakePod(t *testing.T) (place func(pid int), id, pod string) {
+	t.Helper()
+	root := cgroup2Mount(t)
+	b := make([]byte, 48)
+	_, _ = rand.Read(b)
+	id = hex.EncodeToString(b[:32])
+	u := hex.EncodeToString(b[32:])
+	pod = u[:8] + "-" + u[8:12] + "-" + u[12:16] + "-" + u[16:20] + "-" + u[20:32]
+	top := filepath.Join(root, "jvmkit-test-"+id[:8]+".slice")
+	leaf := filepath.Join(top, "kubepods-burstable-pod"+strings.ReplaceAll(pod, "-", "_")+".slice", "cri-containerd-"+id+".scope")
+	if err := os.MkdirAll(leaf, 0o755); err != nil {
+		testutil.Skipf(t, "test needs a writable cgroup v2 hierarchy: %v", err)
+	}
+	t.Cleanup(func() {
+		// Whatever is left in it goes back to the root cgroup, then the directories go.
+		if b, err := os.ReadFile(filepath.Join(leaf, "cgroup.procs")); err == nil {
+			for _, p := range strings.Fields(string(b)) {
+				_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(p), 0)
+			}
+		}
+		for d := leaf; d != root; d = filepath.Dir(d) {
+			_ = os.Remove(d)
+		}
+	})
+	return func(pid int) {
+		if err := os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			t.Fatalf("move %d into %s: %v", pid, leaf, err)
+		}
+	}, id, pod
+}
+
+func cgroup2Mount(t *testing.T) string {
+	f, err := os.Open("/proc/self/mounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fs := strings.Fields(sc.Text()); len(fs) > 2 && fs[2] == "cgroup2" {
+			return fs[1]
+		}
+	}
+	testutil.Skipf(t, "test needs a cgroup v2 mount")
+	return ""
+}
+
+// oneShot runs `jvmkit profile` on pid for d and returns its folded stacks.
+func oneShot(pid int, d time.Duration, freq int) (map[string]int64, error) {
+	var out, errOut bytes.Buffer
+	code := cli.JvmkitMain([]string{"profile", strconv.Itoa(pid), "-d", d.String(), "-F", strconv.Itoa(freq), "--format", "folded"}, &out, &errOut)
+	if code != 0 {
+		return nil, fmt.Errorf("jvmkit profile: exit %d: %s", code, errOut.String())
+	}
+	stacks := map[string]int64{}
+	for line := range strings.SplitSeq(strings.TrimSpace(out.String()), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(line[i+1:], 10, 64)
+		stacks[line[:i]] += n
+	}
+	return stacks, nil
+}
+
+// folded sums a pprof profile's first value by stack, root first, frames by their labels (SystemName).
+func folded(p *profile.Profile) map[string]int64 {
+	out := map[string]int64{}
+	for _, s := range p.Sample {
+		var names []string
+		for k := len(s.Location) - 1; k >= 0; k-- {
+			for _, l := range s.Location[k].Line {
+				names = append(names, l.Function.SystemName)
+			}
+		}
+		out[strings.Join(names, ";")] += s.Value[0]
+	}
+	return out
+}
+
+// leafMethod is a stack's innermost Java method (its label without the compiled/inlined mark), or
+// its leaf frame when it has no Java frame.
+func leafMethod(stack string) string {
+	frames := strings.Split(stack, ";")
+	for i := len(frames) - 1; i >= 0; i-- {
+		f := frames[i]
+		if n, ok := strings.CutSuffix(f, "_[j]"); ok {
+			return n
+		}
+		if n, ok := strings.CutSuffix(f, "_[i]"); ok {
+			return n
+		}
+		if !strings.HasSuffix(f, "_[k]") && !strings.Contains(f, "::") && !strings.HasPrefix(f, "[") && strings.Contains(f, ".") && !strings.Contains(f, ".so") {
+			return f // interpreted
+		}
+	}
+	return frames[len(frames)-1]
+}
+
+func topLeaves(stacks map[string]int64, n int) []string {
+	byLeaf := map[string]int64{}
+	for s, c := range stacks {
+		byLeaf[leafMethod(s)] += c
+	}
+	leaves := make([]string, 0, len(byLeaf))
+	for l := range byLeaf {
+		leaves = append(leaves, l)
+	}
+	sort.Slice(leaves, func(i, j int) bool {
+		if byLeaf[leaves[i]] != byLeaf[leaves[j]] {
+			return byLeaf[leaves[i]] > byLeaf[leaves[j]]
+		}
+		return leaves[i] < leaves[j]
+	})
+	return leaves[:min(n, len(leaves))]
+}
+
+// otlpRecord is one OTLP profile the collector wrote, flattened.
+type otlpRecord struct {
+	attrs  map[string]string
+	typ    string
+	start  uint64
+	stacks map[string]int64
+}
+
+// readCollector reads the fileexporter's proto files: each ProfilesData after its 4-byte length.
+func readCollector(t *testing.T, files []string) []otlpRecord {
+	t.Helper()
+	var out []otlpRecord
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		for len(b) >= 4 {
+			n := binary.BigEndian.Uint32(b)
+			if int(n) > len(b)-4 {
+				break // a message still being written
+			}
+			var pd pb.ProfilesData
+			if err := proto.Unmarshal(b[4:4+n], &pd); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			b = b[4+n:]
+			d := pd.Dictionary
+			for _, rp := range pd.ResourceProfiles {
+				attrs := map[string]string{}
+				for _, kv := range rp.Resource.Attributes {
+					// The collector writes keys and string values through the dictionary's string
+					// table (key_strindex, string_value_strindex) where the agent sent them inline.
+					key := kv.Key
+					if key == "" {
+						key = d.StringTable[kv.KeyStrindex]
+					}
+					switch v := kv.Value.Value.(type) {
+					case *commonpb.AnyValue_IntValue:
+						attrs[key] = strconv.FormatInt(v.IntValue, 10)
+					case *commonpb.AnyValue_StringValue:
+						attrs[key] = v.StringValue
+					case *commonpb.AnyValue_StringValueStrindex:
+						attrs[key] = d.StringTable[v.StringValueStrindex]
+					}
+				}
+				for _, sp := range rp.ScopeProfiles {
+					for _, p := range sp.Profiles {
+						r := otlpRecord{attrs: attrs, typ: d.StringTable[p.SampleType.TypeStrindex], start: p.TimeUnixNano, stacks: map[string]int64{}}
+						for _, s := range p.Samples {
+							locs := d.StackTable[s.StackIndex].LocationIndices
+							var names []string
+							for j := len(locs) - 1; j >= 0; j-- {
+								for _, ln := range d.LocationTable[locs[j]].Lines {
+									names = append(names, d.StringTable[d.FunctionTable[ln.FunctionIndex].SystemNameStrindex])
+								}
+							}
+							for _, v := range s.Values {
+								r.stacks[strings.Join(names, ";")] += v
+							}
+						}
+						out = append(out, r)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestAgentBackends(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	jdks := testutil.JDKs(t)
+	col := testutil.StartCollector(t)
+	const (
+		window = 3 * time.Second
+		// A rate above the default: the workloads use little CPU, and the top-10 comparison needs
+		// a few hundred samples per window.
+		freq = 199
+	)
+
+	ours := &ourJVMs{pids: map[int]bool{}}
+	type jvm struct {
+		j       *testutil.JVM
+		service string
+		jdk     testutil.JDK
+		podID   string
+		pod     string
+	}
+	var jvms []*jvm
+	start := func(jdk testutil.JDK, service string, opts testutil.JVMOptions) *jvm {
+		opts.Main = "Demo"
+		v := &jvm{service: service, jdk: jdk}
+		v.j = testutil.StartJVM(t, jdk, opts)
+		ours.add(v.j.PID)
+		jvms = append(jvms, v)
+		return v
+	}
+	for i, jdk := range jdks {
+		opts := testutil.JVMOptions{Env: []string{fmt.Sprintf("OTEL_SERVICE_NAME=shop-%d", jdk.Feature)}}
+		if i == 0 {
+			opts.Args = []string{"100"} // busier: the top-10 comparison wants samples
+		}
+		start(jdk, fmt.Sprintf("shop-%d", jdk.Feature), opts)
+	}
+	// A container: own pid and mount namespaces, the service name in a system property, a pod's cgroup.
+	place, podID, pod := fakePod(t)
+	c := start(jdks[0], "cart", testutil.JVMOptions{Namespace: true, Dir: testutil.RunDir(t, "ns-*"), JVMArgs: []string{"-Dotel.service.name=cart"}})
+	place(c.j.PID)
+	c.podID, c.pod = podID, pod
+
+	tp := newTap()
+	dir := t.TempDir()
+	agent, err := fleet.New(fleet.Options{
+		Window: window, Frequency: freq, Host: "test-node", Select: ours.selects, Version: "test",
+		Sinks:  []fleet.Sink{&fleet.OTLP{Endpoint: col.URL, Version: "test"}, &fleet.Dir{Path: dir}, tp},
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var runErr error
+	ran := make(chan struct{})
+	go func() { runErr = agent.Run(ctx); close(ran) }()
+	defer func() { stop(); <-ran }()
+
+	batches := tp.waitFor(t, time.Minute, "a window from every JVM", func(b [][]*fleet.Window) bool {
+		return len(b) >= 1 && len(pidsIn(b[len(b)-1])) == len(jvms)
+	})
+	// A one-shot profile of the first JVM, started as a window begins, for three windows' length (on a
+	// loaded 2-core machine one window has too few samples for ranks 8 to 10 to mean anything).
+	const shotWindows = 4
+	cutAt := batches[len(batches)-1][0].End
+	type shot struct {
+		stacks map[string]int64
+		err    error
+	}
+	shotc := make(chan shot, 1)
+	go func() {
+		s, err := oneShot(jvms[0].j.PID, shotWindows*window, freq)
+		shotc <- shot{s, err}
+	}()
+
+	// A JVM started now is in the window after the one it started in.
+	late := start(jdks[len(jdks)-1], "late", testutil.JVMOptions{Env: []string{"OTEL_SERVICE_NAME=late"}})
+	ready := time.Now()
+	var lateFirst *fleet.Window
+	tp.waitFor(t, time.Minute, "the late JVM's window", func(b [][]*fleet.Window) bool {
+		for _, ws := range b {
+			if w := pidsIn(ws)[late.j.PID]; w != nil {
+				lateFirst = w
+				return true
+			}
+		}
+		return false
+	})
+	// It was ready during some window [s, s+window): the next one starts at s+window <= ready+window.
+	// Opening a JVM (VMStructs, code cache, libjvm.so's symbols) takes a second or two on a loaded
+	// 2-core machine, a tenth of a default window but most of a test window: one more is allowed.
+	if lateFirst.Start.After(ready.Add(2 * window)) {
+		t.Errorf("the late JVM, ready at %v, first appears in the window starting at %v: not the next window", ready, lateFirst.Start)
+	}
+
+	// A JVM that exits disappears, without an error.
+	gone := jvms[1] // not jvms[0]: the one-shot profile is sampling that one
+	gone.j.Stop()
+	stoppedAt := len(tp.snapshot())
+	tp.waitFor(t, time.Minute, "two windows after the exit", func(b [][]*fleet.Window) bool { return len(b) >= stoppedAt+2 })
+	sh := <-shotc
+	if sh.err != nil {
+		t.Fatal(sh.err)
+	}
+	shotEnd := cutAt.Add(shotWindows * window)
+	tp.waitFor(t, time.Minute, "the windows of the one-shot profile's span", func(b [][]*fleet.Window) bool {
+		return len(b) > 0 && !b[len(b)-1][0].End.Before(shotEnd)
+	})
+	stop()
+	<-ran
+	if runErr != nil {
+		t.Fatalf("Run: %v", runErr)
+	}
+	batches = tp.snapshot()
+	for i, b := range batches {
+		if i > stoppedAt && pidsIn(b)[gone.j.PID] != nil {
+			t.Errorf("the JVM that exited in window %d is in window %d", stoppedAt, i)
+		}
+	}
+	var metrics bytes.Buffer
+	_ = agent.WriteMetrics(&metrics)
+	for _, bad := range []string{"jvmkit_agent_jvms_skipped_total{", "jvmkit_agent_errors_total{", `jvmkit_agent_windows_dropped_total{sink="otlp"} 1`} {
+		if strings.Contains(metrics.String(), bad) {
+			t.Errorf("metrics show %s:\n%s", bad, metrics.String())
+		}
+	}
+
+	// Every window of every JVM arrived in the collector, labelled, with the stacks the agent had.
+	byWindow := map[string]otlpRecord{}
+	deadline := time.Now().Add(30 * time.Second)
+	var recs []otlpRecord
+	total := 0
+	for _, b := range batches {
+		total += len(b)
+	}
+	for {
+		recs = readCollector(t, col.CollectorFiles())
+		if len(recs) >= 2*total || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, r := range recs {
+		if r.typ == "cpu" {
+			key := r.attrs["process.pid"] + "@" + strconv.FormatUint(r.start, 10)
+			if _, dup := byWindow[key]; dup {
+				t.Errorf("window %s twice in the collector", key)
+			}
+			byWindow[key] = r
+		}
+	}
+	want := map[int]*jvm{}
+	for _, v := range jvms {
+		want[v.j.PID] = v
+	}
+	for i, b := range batches {
+		for _, w := range b {
+			v := want[w.Target.PID]
+			r, ok := byWindow[strconv.Itoa(w.Target.PID)+"@"+strconv.FormatInt(w.Start.UnixNano(), 10)]
+			if !ok {
+				t.Errorf("window %d of pid %d (%s) not in the collector", i, w.Target.PID, v.service)
+				continue
+			}
+			wantAttrs := map[string]string{"service.name": v.service, "host.name": "test-node", "process.pid": strconv.Itoa(v.j.PID), "process.runtime.version": v.jdk.Version}
+			if v.podID != "" {
+				wantAttrs["container.id"], wantAttrs["k8s.pod.uid"], wantAttrs["container.runtime"] = v.podID, v.pod, "cri-containerd"
+			}
+			for k, val := range wantAttrs {
+				if r.attrs[k] != val {
+					t.Errorf("pid %d window %d: %s = %q, want %q", w.Target.PID, i, k, r.attrs[k], val)
+				}
+			}
+			p, err := w.Profile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := folded(p)
+			for s, n := range ref {
+				ref[s] = n * p.Period
+			}
+			if !mapsEqual(ref, r.stacks) {
+				t.Errorf("pid %d window %d: the collector's stacks differ from the agent's (%d vs %d stacks)", w.Target.PID, i, len(r.stacks), len(ref))
+			}
+		}
+	}
+
+	// The directory has one file per window.
+	files, _ := filepath.Glob(filepath.Join(dir, "jvmkit-*.pb.gz"))
+	if len(files) != total {
+		t.Errorf("%d files in the directory, %d windows", len(files), total)
+	}
+
+	// The windows' top-10 leaf methods equal the one-shot profile's in at least 8 of 10.
+	agentStacks := map[string]int64{}
+	var agentN int64
+	var spans []string
+	for _, b := range batches {
+		x := pidsIn(b)[jvms[0].j.PID]
+		if x == nil || x.Start.Before(cutAt) || !x.Start.Before(cutAt.Add(shotWindows*window)) {
+			continue
+		}
+		p, err := x.Profile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, n := range folded(p) {
+			agentStacks[s] += n
+		}
+		agentN += x.Samples
+		spans = append(spans, x.Start.Format("15:04:05.000")+"-"+x.End.Format("15:04:05.000"))
+	}
+	a, o := topLeaves(agentStacks, 10), topLeaves(sh.stacks, 10)
+	common := 0
+	for _, l := range a {
+		if slices.Contains(o, l) {
+			common++
+		}
+	}
+	var shotN int64
+	for _, n := range sh.stacks {
+		shotN += n
+	}
+	t.Logf("windows %v from %v: %d samples; one-shot: %d samples", spans, cutAt.Format("15:04:05.000"), agentN, shotN)
+	t.Logf("top-10 leaf methods: agent window %v\n  one-shot profile %v\n  %d in common", a, o, common)
+	// With a few hundred samples ranks 8 to 10 are a few samples each: below 300 samples on either
+	// side the comparison is of the top 5 (>= 4 in common), which sampling noise does not reorder;
+	// below 100 (a machine so loaded that the JVM hardly runs) it cannot tell and only logs.
+	switch n := min(agentN, shotN); {
+	case n < 100:
+		t.Logf("only %d samples on one side: the leaf comparison cannot tell anything; not judged", n)
+	case n < 300:
+		a5, o5 := topLeaves(agentStacks, 5), topLeaves(sh.stacks, 5)
+		c5 := 0
+		for _, l := range a5 {
+			if slices.Contains(o5, l) {
+				c5++
+			}
+		}
+		if c5 < min(4, len(a5), len(o5)) {
+			t.Errorf("top-5 leaf methods (%d samples): %d of 5 in common, want >= 4", n, c5)
+		}
+	case common < min(8, len(a), len(o)):
+		t.Errorf("top-10 leaf methods: %d of 10 in common, want >= 8", common)
+	}
+}
+
+func mapsEqual(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// metricsOf reads the agent's Prometheus text from url into name{labels} -> value.
+func metricsOf(url string) (map[string]float64, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+// TestAgentBackendDown runs the jvmkit binary's agent against a collector that goes away for three
+// windows and comes back: the agent lives, stays under its memory cap, counts what it dropped, and the
+// windows after the restart arrive; SIGTERM then sends the last, partial window.
+func TestAgentBackendDown(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	jdk := testutil.JDK17(t)
+	col := testutil.StartCollector(t)
+	bin := testutil.BuildTool(t, "cmd/jvmkit")
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy", Env: []string{"OTEL_SERVICE_NAME=down"}}) // samples in every window
+	const window = 2 * time.Second
+	metricsAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	var stderr testutil.SyncBuffer
+	cmd := exec.Command(bin, "agent", "--otlp", col.URL, "--window", window.String(), "-F", "499", "-p", strconv.Itoa(j.PID),
+		"--buffer-size", "4KiB", "--memory-limit", "100MiB", "--metrics-addr", metricsAddr, "--export-timeout", "2s")
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		t.Logf("agent stderr:\n%s", stderr.String())
+	})
+	murl := "http://" + metricsAddr + "/metrics"
+	wait := func(what string, ok func(m map[string]float64) bool) map[string]float64 {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			m, err := metricsOf(murl)
+			if err == nil && ok(m) {
+				return m
+			}
+			select {
+			case err := <-exited:
+				t.Fatalf("the agent exited (%v) waiting for %s", err, what)
+			case <-time.After(100 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after a minute: no %s (metrics: %v, err %v)", what, m, err)
+			}
+		}
+	}
+	const sent, dropped, errs, windows, rss = `jvmkit_agent_windows_sent_total{sink="otlp"}`, `jvmkit_agent_windows_dropped_total{sink="otlp"}`,
+		`jvmkit_agent_export_errors_total{sink="otlp"}`, "jvmkit_agent_windows_total", "jvmkit_agent_resident_bytes"
+	wait("a window sent", func(m map[string]float64) bool { return m[sent] >= 1 })
+	maxRSS := 0.0
+	col.Stop()
+	down := wait("a window cut after the collector stopped", func(m map[string]float64) bool { return true })
+	wait("three windows with the collector down", func(m map[string]float64) bool {
+		maxRSS = max(maxRSS, m[rss])
+		return m[windows] >= down[windows]+3 && m[errs] >= 1 && m[dropped] >= 1 // a 4 KiB buffer holds about one window
+	})
+	restart := time.Now()
+	col.Start()
+	var lastStart uint64
+	m := wait("a window cut after the restart in the collector", func(m map[string]float64) bool {
+		maxRSS = max(maxRSS, m[rss])
+		for _, r := range readCollector(t, col.CollectorFiles()) {
+			lastStart = max(lastStart, r.start)
+		}
+		return lastStart >= uint64(restart.UnixNano())
+	})
+	t.Logf("sent %v, dropped %v, export errors %v, max RSS %.1f MiB", m[sent], m[dropped], m[errs], maxRSS/(1<<20))
+	if maxRSS == 0 || maxRSS > 100<<20 {
+		t.Errorf("agent RSS %.1f MiB: want under the 100 MiB cap", maxRSS/(1<<20))
+	}
+
+	// SIGTERM: the last, partial window goes out, and the agent exits 0.
+	if err := cmd.Process.Signal(unix.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("agent after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent did not exit within 30 s of SIGTERM")
+	}
+	var final uint64
+	deadline := time.Now().Add(10 * time.Second)
+	for final <= lastStart && time.Now().Before(deadline) {
+		for _, r := range readCollector(t, col.CollectorFiles()) {
+			final = max(final, r.start)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if final <= lastStart {
+		t.Errorf("the window cut at SIGTERM did not arrive")
+	}
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
