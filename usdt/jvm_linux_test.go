@@ -20,6 +20,13 @@ func libjvm(jdk testutil.JDK) string { return filepath.Join(jdk.Home, "lib", "se
 // TestLibjvmNotes compares the notes of every JDK's libjvm.so with readelf -n.
 func TestLibjvmNotes(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		if n, err := jdk.Probes(); err == nil && n == 0 {
+			probes, err := usdt.ReadFile(libjvm(jdk))
+			if notes := readelfNotes(t, libjvm(jdk)); err != nil || len(probes) != 0 || len(notes) != 0 {
+				t.Fatalf("a libjvm.so without stapsdt notes: %d probes (%v), readelf shows %d notes", len(probes), err, len(notes))
+			}
+			testutil.SkipWithoutProbes(t, jdk) // after checking that we and readelf agree on none
+		}
 		probes := checkReadelf(t, libjvm(jdk))
 		kinds := make(map[usdt.ArgKind]int)
 		sites := make(map[string]int)
@@ -114,6 +121,7 @@ func TestExternalName(t *testing.T) {
 func TestCompiledMethodLoad(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		testutil.SkipWithoutProbes(t, jdk)
 		for _, ns := range []bool{false, true} {
 			name := "plain"
 			if ns {

@@ -21,6 +21,7 @@ func TestLoadLibjvmPrograms(t *testing.T) {
 	}
 	defer events.Close()
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		testutil.SkipWithoutProbes(t, jdk)
 		probes, err := ReadFile(filepath.Join(jdk.Home, "lib", "server", "libjvm.so"))
 		if err != nil {
 			t.Fatal(err)

@@ -175,6 +175,7 @@ func TestRecordJIT(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	perf := testutil.MustHaveTool(t, "perf")
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		testutil.SkipWithoutProbes(t, jdk)
 		dir := t.TempDir()
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "JitChurn", JVMArgs: churnJVMArgs})
 		logPath := filepath.Join(dir, "jit.log")

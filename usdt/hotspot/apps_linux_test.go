@@ -112,6 +112,7 @@ func TestAllocRealApps(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	const warm, trace = 10 * time.Second, 10 * time.Second
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		testutil.SkipWithoutProbes(t, jdk)
 		// H2 is left out: under this machine's load its full-probe instance often fires nothing in the
 		// window (its JDBC client gets a few statements a second through; measured 0 firings in 10 s
 		// while the client counted 58 operations), which proves nothing either way.

@@ -82,6 +82,7 @@ func TestGCAgainstXlog(t *testing.T) {
 		{"z", []string{"-XX:+UseZGC", "-Xmx256m"}, []string{"40", "0"}},
 	}
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		testutil.SkipWithoutProbes(t, jdk)
 		for _, c := range collectors {
 			t.Run(c.name, func(t *testing.T) {
 				logSpec := "-Xlog:gc:stdout:timenanos,uptimenanos"

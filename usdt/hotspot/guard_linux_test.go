@@ -137,6 +137,7 @@ func TestSwitchFlagsKilled(t *testing.T) {
 	bin := testutil.BuildTool(t, "cmd/jvmkit")
 	rng := rand.New(rand.NewPCG(testutil.Seed(t), 0))
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		testutil.SkipWithoutProbes(t, jdk)
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m"}})
 		pid := strconv.Itoa(j.PID)
 		vm, err := vmstructs.Open(context.Background(), j.PID)

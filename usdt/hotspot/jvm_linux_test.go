@@ -86,6 +86,13 @@ func TestAllocAll(t *testing.T) {
 		})
 		pid := strconv.Itoa(j.PID)
 		out, errOut, code := jvmkit("alloc", pid, "--duration", "3s", "--json", "--top", "5")
+		if n, err := jdk.Probes(); err == nil && n == 0 {
+			// A JDK built without probes: the command says so, and why.
+			if code == 0 || !strings.Contains(errOut, "no HotSpot probes") || !strings.Contains(errOut, "--enable-dtrace") {
+				t.Errorf("jvmkit alloc on a JVM without probes: exit status %d\n%s", code, errOut)
+			}
+			testutil.SkipJDK(t, jdk, "this build's libjvm.so has no USDT probes: jvmkit alloc says so (checked)")
+		}
 		if code != 0 {
 			t.Fatalf("jvmkit alloc: exit status %d\n%s", code, errOut)
 		}
@@ -163,6 +170,7 @@ func TestSwitchFlags(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	bin := testutil.BuildTool(t, "cmd/jvmkit")
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		testutil.SkipWithoutProbes(t, jdk)
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m"}})
 		if readFlag(t, j.PID, hotspot.AllocProbes) {
 			t.Fatal("DTraceAllocProbes is on before the test")
