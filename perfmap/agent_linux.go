@@ -95,7 +95,10 @@ const (
 // read it, and nobody else can change it. Loading by the same path again reaches the library already in
 // the JVM (the dynamic linker matches loaded libraries by name), so repeated calls do not pile up copies
 // of it. The copy is removed after the load unless another FromAgent holds it (a shared flock on the
-// directory).
+// directory). The JVM opens the library by that path with its own privileges, so the path must be one
+// that nobody but root and the JVM's user can change: a /tmp that other users may write without the
+// sticky bit (a Kubernetes emptyDir at /tmp) or that another user owns is refused with an error wrapping
+// rootfs.ErrUnsafe (fs.ErrPermission), and nothing is loaded.
 //
 // jvmkit's agent writes the map into a fresh directory in the JVM's /tmp owned by the JVM's user, mode
 // 0700 (/tmp/.jvmkit-perfmap-agent-<random>/), which is removed afterwards. Another agent writes
@@ -466,9 +469,43 @@ func (s *agentSession) stageLibrary(name string, lib []byte) (string, func(), er
 			unix.Close(dfd)
 			return "", nil, err
 		}
+		if err := s.checkStaged(dfd, dir, name); err != nil {
+			s.releaseLibrary(dfd, dir, name)
+			return "", nil, err
+		}
 		release := func() { s.releaseLibrary(dfd, dir, name) }
 		return "/tmp/" + dir + "/" + name, release, nil
 	}
+}
+
+// checkStaged makes sure that the path the JVM will load the library by, /tmp/<dir>/<name> inside its
+// root, is one that nobody but root and the JVM's user can change before the JVM opens it, and that it
+// leads to the copy just placed. The JVM runs whatever that path names with its own privileges: in a
+// /tmp that other users may write without the sticky bit (a Kubernetes emptyDir mounted at /tmp is
+// 0777), or that another user owns, that user can rename our directory away between our write and the
+// JVM's dlopen and put one of their own, holding their library, under its name (seen: a root JVM ran
+// uid 65534's code that way). rootfs.Prepare walks the path as the kernel will for the JVM and refuses
+// such a path with an error wrapping rootfs.ErrUnsafe; what passes cannot change until the load.
+func (s *agentSession) checkStaged(dfd int, dir, name string) error {
+	path := "/tmp/" + dir + "/" + name
+	p, err := rootfs.NewProcess(s.t.PID, s.t.UID, s.t.GID, "").Prepare(path, rootfs.Exclusive, 0)
+	if err != nil {
+		return fmt.Errorf("perfmap: not loading an agent into process %d: %w", s.t.PID, err)
+	}
+	p.Close()
+	f, err := rootfs.OpenRegular(s.t.Root, path, s.hostPath(dir+"/"+name))
+	if err != nil {
+		return fmt.Errorf("perfmap: not loading an agent into process %d: %w", s.t.PID, err)
+	}
+	defer f.Close()
+	var got, placed unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &got); err != nil {
+		return fmt.Errorf("perfmap: stat %s: %w", s.hostPath(dir+"/"+name), err)
+	}
+	if err := unix.Fstatat(dfd, name, &placed, unix.AT_SYMLINK_NOFOLLOW); err != nil || got.Dev != placed.Dev || got.Ino != placed.Ino {
+		return fmt.Errorf("perfmap: %s is not the library just placed there (replaced?); not loading it into process %d", s.hostPath(dir+"/"+name), s.t.PID)
+	}
+	return nil
 }
 
 // releaseLibrary removes the library directory unless another FromAgent still uses it. Whoever finishes
