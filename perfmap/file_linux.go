@@ -53,6 +53,12 @@ func (l location) path() string { return l.dir + "/" + l.name }
 
 // locations opens the directories perf reads the map of process pid from: the target's /tmp (inside its
 // root) and, when that is another directory or the pid differs, the host's /tmp. The caller closes them.
+//
+// A target whose /tmp is the host's own but whose pid in its namespace differs (a pid namespace without
+// a mount namespace of its own, or a container given the host's /tmp) gets only the host's name: there
+// /tmp/perf-<nspid>.map is the map of host process <nspid>, another process, whose map would be replaced.
+// Any user can make such a namespace (unshare -Urp) and pick its pid there (ns_last_pid): seen replacing
+// a root JVM's map with the map of uid 65534's JVM, and --clean removing it.
 func locations(pid int) (*attach.Target, []location, error) {
 	t, err := attach.Resolve(pid)
 	if err != nil {
@@ -62,20 +68,19 @@ func locations(pid int) (*attach.Target, []location, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	locs := []location{{dfd: in, dir: jcmd.HostPath(t, "/tmp"), name: "perf-" + strconv.Itoa(t.NSPID) + ".map"}}
 	host, err := unix.Open("/tmp", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		closeAll(locs)
+		unix.Close(in)
 		return nil, nil, fmt.Errorf("perfmap: open /tmp: %w", err)
 	}
-	if t.NSPID == t.PID && sameFile(in, host) {
-		unix.Close(host)
-		// The same directory and name: show the path perf uses.
-		locs[0].dir = "/tmp"
-		return t, locs, nil
+	hostLoc := location{dfd: host, dir: "/tmp", name: "perf-" + strconv.Itoa(t.PID) + ".map"}
+	if sameFile(in, host) {
+		// The host's /tmp: with the same pid, one name, shown as perf uses it; with another pid, the
+		// name inside is another host process's (see above).
+		unix.Close(in)
+		return t, []location{hostLoc}, nil
 	}
-	locs = append(locs, location{dfd: host, dir: "/tmp", name: "perf-" + strconv.Itoa(t.PID) + ".map"})
-	return t, locs, nil
+	return t, []location{{dfd: in, dir: jcmd.HostPath(t, "/tmp"), name: "perf-" + strconv.Itoa(t.NSPID) + ".map"}, hostLoc}, nil
 }
 
 func closeAll(locs []location) {
@@ -108,7 +113,8 @@ func Paths(pid int) ([]string, error) {
 
 // Place writes the map of process pid where perf looks for it, owned by root: the target's
 // /tmp/perf-<nspid>.map inside its mount namespace and, for a JVM in a container, the host's
-// /tmp/perf-<hostpid>.map. It returns the host paths written. A place that cannot be written (a read-only
+// /tmp/perf-<hostpid>.map (only that one when the JVM's /tmp is the host's: the name inside is then
+// another host process's). It returns the host paths written. A place that cannot be written (a read-only
 // /tmp, a symbolic link at the map's name) does not keep the map from the others: the error names it and
 // the paths written are returned with it.
 func Place(ctx context.Context, pid int, entries []Entry) ([]string, error) {
