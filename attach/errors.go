@@ -4,20 +4,23 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/jvmkit/jvmkit/internal/procerr"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them where it applies, so callers can
-// map them to exit codes with errors.Is.
+// map them to exit codes with errors.Is. The process-level ones are shared with vmstructs, usdt, unwind
+// and perfmap (the same values).
 var (
 	// ErrProcessGone: the pid does not exist or exited while attaching.
-	ErrProcessGone = errors.New("no such process")
+	ErrProcessGone = procerr.ErrProcessGone
 	// ErrNotJVM: the process is not a Java virtual machine.
-	ErrNotJVM = errors.New("not a Java process")
+	ErrNotJVM = procerr.ErrNotJVM
 	// ErrNotHotSpot: a JVM that does not speak the HotSpot attach protocol (OpenJ9).
 	ErrNotHotSpot = errors.New("not a HotSpot JVM")
 	// ErrPermission: the caller may not attach to the target, or something in the rendezvous
 	// directory is not what the target made (planted sockets, symlinks).
-	ErrPermission = errors.New("permission denied")
+	ErrPermission = procerr.ErrPermission
 	// ErrNoListener: the target's attach listener did not answer (not started in time, JVM stopped or
 	// hung, attach disabled).
 	ErrNoListener = errors.New("attach listener not available")
@@ -33,7 +36,7 @@ var (
 	// goes on with it (a heap dump is still written), only its reply is not read.
 	ErrAbandoned = errors.New("the JVM had the whole request and goes on with it")
 	// ErrNotSupported: the platform has no HotSpot attach support in this package.
-	ErrNotSupported = errors.New("not supported on this platform")
+	ErrNotSupported = procerr.ErrNotSupported
 )
 
 // JVMError is a non-zero status returned by the JVM for an operation.

@@ -1,10 +1,7 @@
 package attach
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -83,15 +80,7 @@ func (t *Target) checkJVM() error {
 	return fmt.Errorf("%w: process %d (%s) has no libjvm.so mapped", ErrNotJVM, t.PID, t.Status.Name)
 }
 
-func procErr(pid int, err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ESRCH):
-		return fmt.Errorf("%w: %d", ErrProcessGone, pid)
-	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%w: cannot inspect process %d as uid %d; run as root or as the JVM's user", ErrPermission, pid, os.Geteuid())
-	}
-	return fmt.Errorf("inspect process %d: %w", pid, err)
-}
+func procErr(pid int, err error) error { return procfs.Wrap(pid, "status", err) }
 
 // Container reports whether the target lives in another pid or mount namespace than the caller, so
 // that paths it uses mean something else from here.

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
@@ -284,11 +285,5 @@ func copyCtx(ctx context.Context, dst, src *os.File) (int64, error) {
 
 // targetErr maps errors from /proc/<pid>/... to the attach package's sentinels.
 func targetErr(pid int, what string, err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ESRCH):
-		return fmt.Errorf("jcmd: %s of process %d: %w", what, pid, attach.ErrProcessGone)
-	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("jcmd: %s of process %d: %w: run as root or as the JVM's user", what, pid, attach.ErrPermission)
-	}
-	return fmt.Errorf("jcmd: %s of process %d: %w", what, pid, err)
+	return fmt.Errorf("jcmd: %w", procfs.Wrap(pid, what, err))
 }

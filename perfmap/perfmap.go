@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procerr"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
@@ -21,7 +21,7 @@ type Entry struct {
 
 // ErrNotSupported is returned on platforms other than Linux. It is attach.ErrNotSupported, so that one
 // errors.Is test covers the whole project.
-var ErrNotSupported = attach.ErrNotSupported
+var ErrNotSupported = procerr.ErrNotSupported
 
 // ErrNotRegular is returned when the final name of a map is something other than a regular file, such as
 // a symbolic link: the map is not written through it and not removed.

@@ -84,7 +84,7 @@
 // # Compatibility
 //
 // x86-64 only (perf register layout, interpreter frame slots, instruction patterns); other platforms
-// build and return vmstructs.ErrNotSupported from StopThread and Profile. Tested on Linux 6.18 with
+// build and return ErrNotSupported from StopThread and Profile. Tested on Linux 6.18 with
 // Debian's OpenJDK 11.0.24 (bullseye) and 17.0.15, Debian trixie's OpenJDK 21 and 25, and Temurin
 // 25.0.3, without -XX:+PreserveFramePointer and without -XX:+DebugNonSafepoints; glibc 2.36 (the host,
 // JDK 11 included) and 2.41 (trixie). Differences handled: JDK 11's return poll ("mov r10, [r15+off]; test [r10], eax") and JDK 16+'s

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
 // SamplerOptions tune a Sampler.
@@ -98,9 +100,6 @@ func (r *ring) close() {
 	unix.Close(r.fd)
 }
 
-// ErrProcessExited is returned by Run when the sampled process exited.
-var ErrProcessExited = errors.New("process exited")
-
 // Run samples until ctx ends or the process exits (then ErrProcessExited), calling fn for each
 // sample. The Sample and its slices are reused after fn returns.
 func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
@@ -122,7 +121,7 @@ func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
 				for _, r := range s.rings {
 					s.drain(r, &sample, fn)
 				}
-				return fmt.Errorf("sample %d: %w", s.pid, ErrProcessExited)
+				return fmt.Errorf("sample %d: the process exited: %w", s.pid, ErrProcessExited)
 			}
 		}
 		select {
@@ -155,10 +154,8 @@ func (s *Sampler) sync() (alive bool, err error) {
 		}
 		return false, fmt.Errorf("sample %d: %w", s.pid, err)
 	}
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(s.pid) + "/stat"); err == nil {
-		if i := lastParen(b); i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
-			return false, nil
-		}
+	if !procfs.Default.Alive(s.pid) {
+		return false, nil
 	}
 	seen := map[int]bool{}
 	var firstErr error
@@ -198,15 +195,6 @@ func (s *Sampler) sync() (alive bool, err error) {
 		return false, fmt.Errorf("sample %d: perf_event_open: %w", s.pid, firstErr)
 	}
 	return true, nil
-}
-
-func lastParen(b []byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == ')' {
-			return i
-		}
-	}
-	return -1
 }
 
 func (s *Sampler) open(tid int) (*ring, error) {

@@ -10,9 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrThreadGone is returned for a thread that exited before or while it was stopped.
-var ErrThreadGone = errors.New("thread exited")
-
 // StopThread stops one thread briefly and calls fn with its registers while it is stopped, then lets
 // it go. It uses PTRACE_SEIZE and PTRACE_INTERRUPT, which stop only that thread and leave no signal
 // behind; a signal the thread was receiving when it stopped is delivered when it is detached. The

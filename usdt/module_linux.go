@@ -7,7 +7,6 @@ import (
 	"os"
 	"sort"
 
-	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
@@ -17,13 +16,7 @@ import (
 func Modules(ctx context.Context, pid int) ([]Module, error) {
 	maps, err := procfs.Default.Maps(pid)
 	if err != nil {
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
-		case errors.Is(err, os.ErrPermission):
-			return nil, fmt.Errorf("%w: cannot read the memory map of %d; run as root or as the process's user", attach.ErrPermission, pid)
-		}
-		return nil, fmt.Errorf("usdt: %w", err)
+		return nil, fmt.Errorf("usdt: %w", procfs.Wrap(pid, "memory map", err))
 	}
 	type key struct {
 		path  string
@@ -53,12 +46,12 @@ func Modules(ctx context.Context, pid int) ([]Module, error) {
 		f, err := rootfs.OpenMapped(procfs.Default, pid, m)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				if _, serr := os.Stat(procfs.Default.Path(pid)); serr != nil {
-					return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
+				if !procfs.Default.Alive(pid) {
+					return nil, fmt.Errorf("%w: %d", ErrProcessGone, pid)
 				}
 			}
 			if errors.Is(err, os.ErrPermission) {
-				return nil, fmt.Errorf("%w: %w", attach.ErrPermission, err)
+				return nil, fmt.Errorf("%w: %w", ErrPermission, err)
 			}
 			continue // unmapped since maps was read
 		}

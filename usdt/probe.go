@@ -10,12 +10,20 @@ import (
 	"os"
 	"strings"
 
-	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procerr"
 )
 
-// ErrNotSupported is returned for machines other than x86-64 and arm64, and on platforms other than Linux.
-// It is attach.ErrNotSupported, so that one errors.Is test covers the whole project.
-var ErrNotSupported = attach.ErrNotSupported
+// Errors about the traced process and this platform, shared with attach, vmstructs, unwind and perfmap
+// (the same values, so that one errors.Is test covers the whole project).
+var (
+	// ErrNotSupported is returned for machines other than x86-64 and arm64, and on platforms other
+	// than Linux.
+	ErrNotSupported = procerr.ErrNotSupported
+	// ErrProcessGone: the traced process does not exist or exited.
+	ErrProcessGone = procerr.ErrProcessGone
+	// ErrPermission: the caller may not load BPF programs, attach uprobes or read the process's maps.
+	ErrPermission = procerr.ErrPermission
+)
 
 // Probe is one probe site, one stapsdt note. A probe that is fired from several places in the code (HotSpot's
 // object__alloc on JDK 25, a probe in an inlined function) has one Probe per site, all with the same Provider

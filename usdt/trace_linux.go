@@ -17,8 +17,6 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
-
-	"github.com/jvmkit/jvmkit/attach"
 )
 
 // Tracer is a running trace: one uprobe per site, all feeding one ring buffer. Read returns its events; one
@@ -175,7 +173,7 @@ func machineIsHost(m elf.Machine) bool {
 func bpfError(op string, err error) error {
 	switch {
 	case errors.Is(err, os.ErrPermission):
-		return fmt.Errorf("usdt: %s: %w: run as root (or with CAP_BPF and CAP_PERFMON): %w", op, attach.ErrPermission, err)
+		return fmt.Errorf("usdt: %s: %w: run as root (or with CAP_BPF and CAP_PERFMON): %w", op, ErrPermission, err)
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return fmt.Errorf("usdt: %s: %w: the kernel lacks a feature (ring buffers need Linux 5.8): %w", op, ErrNotSupported, err)
 	}

@@ -3,12 +3,13 @@ package usdt
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
-	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
 // uprober attaches programs to probe sites as uprobes, with the PID filter and the semaphore's
@@ -37,7 +38,7 @@ func (u *uprober) attach(file string, p *Probe, prog *ebpf.Program) (link.Link, 
 	})
 	if err != nil {
 		if u.pid != 0 && errors.Is(err, unix.ESRCH) {
-			return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, u.pid)
+			return nil, fmt.Errorf("%w: %d", ErrProcessGone, u.pid)
 		}
 		return nil, bpfError(fmt.Sprintf("attach uprobe for probe %s at %s+%#x", p, file, p.FileOffset), err)
 	}
@@ -47,27 +48,19 @@ func (u *uprober) attach(file string, p *Probe, prog *ebpf.Program) (link.Link, 
 // watchExit calls onExit once process pid has exited, unless done is closed first. Without pidfds
 // (Linux < 5.3) it never calls it.
 func watchExit(pid int, done <-chan struct{}, onExit func()) error {
-	fd, err := unix.PidfdOpen(pid, 0)
+	w, err := procfs.Default.WatchExitOnly(pid)
 	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: %d", ErrProcessGone, pid)
 		}
 		return nil
 	}
 	go func() {
-		defer unix.Close(fd)
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, 200)
-			select {
-			case <-done:
-				return
-			default:
-			}
-			if n > 0 || err != nil && !errors.Is(err, unix.EINTR) {
-				onExit()
-				return
-			}
+		defer w.Close()
+		select {
+		case <-done:
+		case <-w.Exited():
+			onExit()
 		}
 	}()
 	return nil

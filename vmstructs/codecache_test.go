@@ -1106,7 +1106,7 @@ func TestCodeCacheMissingEntry(t *testing.T) {
 		_, err2 := vm.FindBlob(0x1000)
 		for _, err := range []error{err1, err2} {
 			var me *MissingError
-			if !errors.As(err, &me) || !errors.Is(err, ErrNotSupported) || !slices.Contains(me.Missing, tc.want) ||
+			if !errors.As(err, &me) || !errors.Is(err, ErrUnsupportedJVM) || !slices.Contains(me.Missing, tc.want) ||
 				!strings.Contains(err.Error(), "code cache") {
 				t.Errorf("without %s: %v, want a MissingError naming %s", tc.omit, err, tc.want)
 			}

@@ -16,8 +16,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/jvmkit/jvmkit/attach"
 )
 
 // CoreOptions tune how a core file is read.
@@ -65,9 +63,9 @@ func openCoreJVM(ctx context.Context, c *CoreMemory, corePath string) (*JVM, err
 			what += fmt.Sprintf(" (%s)", c.command)
 		}
 		if len(c.files) == 0 {
-			return nil, fmt.Errorf("%w: no libjvm.so in the core %s of %s: it lists no mapped files", attach.ErrNotJVM, corePath, what)
+			return nil, fmt.Errorf("%w: no libjvm.so in the core %s of %s: it lists no mapped files", ErrNotJVM, corePath, what)
 		}
-		return nil, fmt.Errorf("%w: no libjvm.so in the core %s of %s", attach.ErrNotJVM, corePath, what)
+		return nil, fmt.Errorf("%w: no libjvm.so in the core %s of %s", ErrNotJVM, corePath, what)
 	}
 	f, name, err := c.open(lib.Path)
 	if err != nil {

@@ -26,7 +26,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"golang.org/x/sys/unix"
 
-	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
 
@@ -457,8 +456,8 @@ func TestOpenCoreFileErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
-		if tc.name == "no libjvm" && !errors.Is(err, attach.ErrNotJVM) {
-			t.Errorf("%s: %v does not wrap attach.ErrNotJVM", tc.name, err)
+		if tc.name == "no libjvm" && !errors.Is(err, ErrNotJVM) {
+			t.Errorf("%s: %v does not wrap ErrNotJVM", tc.name, err)
 		}
 	}
 }
@@ -884,7 +883,7 @@ func TestOpenCoreNotJVM(t *testing.T) {
 	p := testutil.StartProcess(t, "sleep", "600")
 	path := gcore(t, p.Process.Pid, t.TempDir())
 	_, err := OpenCoreFile(context.Background(), path)
-	if !errors.Is(err, attach.ErrNotJVM) || !strings.Contains(err.Error(), "no libjvm.so in the core") {
+	if !errors.Is(err, ErrNotJVM) || !strings.Contains(err.Error(), "no libjvm.so in the core") {
 		t.Errorf("core of sleep: %v", err)
 	}
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
 
@@ -517,10 +516,10 @@ func TestSetBoolFlag(t *testing.T) {
 
 func TestFlagsNotJVM(t *testing.T) {
 	p := testutil.StartProcess(t, "sleep", "600")
-	if _, err := Open(context.Background(), p.Process.Pid); !errors.Is(err, attach.ErrNotJVM) {
+	if _, err := Open(context.Background(), p.Process.Pid); !errors.Is(err, ErrNotJVM) {
 		t.Errorf("Open(sleep): %v, want ErrNotJVM", err)
 	}
-	if _, err := OpenProcessMemoryWriter(1 << 30); !errors.Is(err, attach.ErrProcessGone) {
+	if _, err := OpenProcessMemoryWriter(1 << 30); !errors.Is(err, ErrProcessGone) {
 		t.Errorf("OpenProcessMemoryWriter(no such pid): %v, want ErrProcessGone", err)
 	}
 }
@@ -682,7 +681,7 @@ func TestFlagsMissingEntry(t *testing.T) {
 		}
 		for what, err := range map[string]error{"Flags": second(vm.Flags()), "Flag": second(vm.Flag("NewSize"))} {
 			var me *MissingError
-			if !errors.As(err, &me) || !errors.Is(err, ErrNotSupported) || !slices.Contains(me.Missing, want) {
+			if !errors.As(err, &me) || !errors.Is(err, ErrUnsupportedJVM) || !slices.Contains(me.Missing, want) {
 				t.Errorf("without %s, %s: %v, want a MissingError naming %s", omit, what, err, want)
 			}
 		}

@@ -70,8 +70,9 @@ func (j *JVM) Symbol(name string) (uint64, bool) {
 	return v, ok
 }
 
-// ErrNotSupported is wrapped by MissingError.
-var ErrNotSupported = errors.New("not supported by this JVM")
+// ErrUnsupportedJVM says that the target JVM lacks what a feature needs; MissingError wraps it. This
+// platform lacking a mechanism is ErrUnsupportedPlatform.
+var ErrUnsupportedJVM = errors.New("not supported by this JVM")
 
 // MissingError says which VMStructs entries a feature needs and this JVM does not export: the
 // feature is unavailable, the rest works.
@@ -84,7 +85,7 @@ func (e *MissingError) Error() string {
 	return fmt.Sprintf("vmstructs: %s needs %s, which this JVM does not export", e.Feature, strings.Join(e.Missing, ", "))
 }
 
-func (e *MissingError) Unwrap() error { return ErrNotSupported }
+func (e *MissingError) Unwrap() error { return ErrUnsupportedJVM }
 
 // F is a resolved field: where it is and how wide it is.
 type F struct {

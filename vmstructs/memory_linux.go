@@ -1,7 +1,6 @@
 package vmstructs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
 // ProcessMemory reads a live process through /proc/<pid>/mem (pread), falling back to
@@ -63,7 +62,7 @@ func (m *ProcessMemory) ReadAt(p []byte, addr uint64) (int, error) {
 	return readv(m.pid, p, addr)
 }
 
-// gone turns the error of a failed read into attach.ErrProcessGone when the process has exited: reads
+// gone turns the error of a failed read into ErrProcessGone when the process has exited: reads
 // of /proc/<pid>/mem then return nothing (EOF) and process_vm_readv fails with ESRCH.
 func gone(pid int, err error) error {
 	// A live process answers an unmapped address with EIO or EFAULT, which walkers of untrusted
@@ -71,14 +70,10 @@ func gone(pid int, err error) error {
 	if !errors.Is(err, io.EOF) && !errors.Is(err, unix.ESRCH) {
 		return err
 	}
-	b, serr := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if serr == nil {
-		// The state follows the command name's closing parenthesis.
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X' {
-			return err
-		}
+	if procfs.Default.Alive(pid) {
+		return err
 	}
-	return fmt.Errorf("%w: process %d exited while being read (%w)", attach.ErrProcessGone, pid, err)
+	return fmt.Errorf("%w: process %d exited while being read (%w)", ErrProcessGone, pid, err)
 }
 
 // readv is process_vm_readv for one range.

@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
@@ -23,22 +22,16 @@ import (
 func Open(ctx context.Context, pid int) (*JVM, error) {
 	maps, err := procfs.Default.Maps(pid)
 	if err != nil {
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
-		case errors.Is(err, os.ErrPermission):
-			return nil, fmt.Errorf("%w: cannot read the memory map of %d; run as root or as the JVM's user", attach.ErrPermission, pid)
-		}
-		return nil, fmt.Errorf("vmstructs: %w", err)
+		return nil, fmt.Errorf("vmstructs: %w", procfs.Wrap(pid, "memory map", err))
 	}
 	lib, ok := findLibJVM(maps)
 	if !ok {
-		return nil, fmt.Errorf("%w: process %d has no libjvm.so mapped", attach.ErrNotJVM, pid)
+		return nil, fmt.Errorf("%w: process %d has no libjvm.so mapped", ErrNotJVM, pid)
 	}
 	f, err := rootfs.OpenMapped(procfs.Default, pid, lib)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return nil, fmt.Errorf("%w: %w", attach.ErrPermission, err)
+			return nil, fmt.Errorf("%w: %w", ErrPermission, err)
 		}
 		return nil, fmt.Errorf("vmstructs: %w", err)
 	}

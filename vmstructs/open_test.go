@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
@@ -48,10 +47,10 @@ func TestOpen(t *testing.T) {
 
 func TestOpenNotJVM(t *testing.T) {
 	p := testutil.StartProcess(t, "sleep", "600")
-	if _, err := vmstructs.Open(context.Background(), p.Process.Pid); !errors.Is(err, attach.ErrNotJVM) {
+	if _, err := vmstructs.Open(context.Background(), p.Process.Pid); !errors.Is(err, vmstructs.ErrNotJVM) {
 		t.Errorf("sleep: %v", err)
 	}
-	if _, err := vmstructs.Open(context.Background(), 1<<30); !errors.Is(err, attach.ErrProcessGone) {
+	if _, err := vmstructs.Open(context.Background(), 1<<30); !errors.Is(err, vmstructs.ErrProcessGone) {
 		t.Errorf("no such pid: %v", err)
 	}
 }

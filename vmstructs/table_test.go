@@ -144,7 +144,7 @@ func TestReadTable(t *testing.T) {
 	}
 	r.field("Nope", "_x")
 	var me *MissingError
-	if err := r.err("test"); !errors.As(err, &me) || len(me.Missing) != 1 || !errors.Is(err, ErrNotSupported) {
+	if err := r.err("test"); !errors.As(err, &me) || len(me.Missing) != 1 || !errors.Is(err, ErrUnsupportedJVM) {
 		t.Errorf("missing: %v", err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"path"
 	"strconv"
 
-	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"golang.org/x/sys/unix"
 )
@@ -27,9 +26,9 @@ func OpenProcessMemoryWriter(pid int) (*ProcessMemoryWriter, error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
+			return nil, fmt.Errorf("%w: %d", ErrProcessGone, pid)
 		case errors.Is(err, os.ErrPermission):
-			return nil, fmt.Errorf("%w: cannot open the memory of %d for writing; run as root", attach.ErrPermission, pid)
+			return nil, fmt.Errorf("%w: cannot open the memory of %d for writing; run as root", ErrPermission, pid)
 		}
 		return nil, fmt.Errorf("vmstructs: open memory of %d for writing: %w", pid, err)
 	}
@@ -62,7 +61,7 @@ func checkFlagAddr(pid int, lib string, addr uint64) error {
 	maps, err := procfs.Default.Maps(pid)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
+			return fmt.Errorf("%w: %d", ErrProcessGone, pid)
 		}
 		return err
 	}

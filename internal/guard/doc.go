@@ -38,5 +38,5 @@
 // # Compatibility
 //
 // Linux 5.3+ (pidfd_open), root (writing a JVM's memory needs ptrace access). Other platforms: every
-// call returns attach.ErrNotSupported.
+// call returns procerr.ErrNotSupported.
 package guard

@@ -5,7 +5,7 @@ package guard
 import (
 	"context"
 
-	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procerr"
 )
 
 // DefaultDir is where jvmkit keeps its records.
@@ -14,8 +14,8 @@ const DefaultDir = "/run/jvmkit"
 // Store is unsupported on this platform.
 type Store struct{}
 
-// OpenStore returns attach.ErrNotSupported.
-func OpenStore(string) (*Store, error) { return nil, attach.ErrNotSupported }
+// OpenStore returns procerr.ErrNotSupported.
+func OpenStore(string) (*Store, error) { return nil, procerr.ErrNotSupported }
 
 // Close does nothing.
 func (*Store) Close() error { return nil }
@@ -23,27 +23,27 @@ func (*Store) Close() error { return nil }
 // Session is unsupported on this platform.
 type Session struct{}
 
-// Begin returns attach.ErrNotSupported.
+// Begin returns procerr.ErrNotSupported.
 func Begin(context.Context, *Store, int, string) (*Session, error) {
-	return nil, attach.ErrNotSupported
+	return nil, procerr.ErrNotSupported
 }
 
-// KeepFlag returns attach.ErrNotSupported.
-func (*Session) KeepFlag(string, bool, bool) (bool, error) { return false, attach.ErrNotSupported }
+// KeepFlag returns procerr.ErrNotSupported.
+func (*Session) KeepFlag(string, bool, bool) (bool, error) { return false, procerr.ErrNotSupported }
 
-// ReleaseFlag returns attach.ErrNotSupported.
-func (*Session) ReleaseFlag(string, func(bool) error) error { return attach.ErrNotSupported }
+// ReleaseFlag returns procerr.ErrNotSupported.
+func (*Session) ReleaseFlag(string, func(bool) error) error { return procerr.ErrNotSupported }
 
 // Close does nothing.
 func (*Session) Close() error { return nil }
 
-// RestoreLeft returns attach.ErrNotSupported.
+// RestoreLeft returns procerr.ErrNotSupported.
 func RestoreLeft(context.Context, *Store, int, string) (restored, held []Change, err error) {
-	return nil, nil, attach.ErrNotSupported
+	return nil, nil, procerr.ErrNotSupported
 }
 
-// Read returns attach.ErrNotSupported.
-func Read(*Store, int) (*Record, error) { return nil, attach.ErrNotSupported }
+// Read returns procerr.ErrNotSupported.
+func Read(*Store, int) (*Record, error) { return nil, procerr.ErrNotSupported }
 
 // Held returns false.
 func (c *Change) Held() bool { return false }
@@ -51,7 +51,7 @@ func (c *Change) Held() bool { return false }
 // OpenStoreIfExists returns nil, nil.
 func OpenStoreIfExists(string) (*Store, error) { return nil, nil }
 
-// NoteSet returns attach.ErrNotSupported.
+// NoteSet returns procerr.ErrNotSupported.
 func NoteSet(context.Context, *Store, int, string, bool, bool, string) error {
-	return attach.ErrNotSupported
+	return procerr.ErrNotSupported
 }

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procerr"
 	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
@@ -48,7 +48,7 @@ func OpenStore(dir string) (*Store, error) {
 	if st.Uid != uint32(os.Geteuid()) || st.Mode&0o022 != 0 {
 		unix.Close(fd)
 		return nil, fmt.Errorf("%w: %s is owned by uid %d with mode %#o: remove it (jvmkit creates it owned by uid %d, mode 0700)",
-			attach.ErrPermission, dir, st.Uid, st.Mode&0o7777, os.Geteuid())
+			procerr.ErrPermission, dir, st.Uid, st.Mode&0o7777, os.Geteuid())
 	}
 	return &Store{dir: dir, fd: fd}, nil
 }
@@ -121,7 +121,7 @@ func (s *Store) read(jvm Process) (*Record, error) {
 		return nil, fmt.Errorf("guard: stat %s/%s: %w", s.dir, name, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uint32(os.Geteuid()) {
-		return nil, fmt.Errorf("%w: %s/%s is not a regular file owned by uid %d", attach.ErrPermission, s.dir, name, os.Geteuid())
+		return nil, fmt.Errorf("%w: %s/%s is not a regular file owned by uid %d", procerr.ErrPermission, s.dir, name, os.Geteuid())
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
 	if err != nil {
@@ -222,7 +222,7 @@ func Identify(pid int) (Process, error) {
 	_, start, err := procfs.Default.Stat(pid)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return Process{}, fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
+			return Process{}, fmt.Errorf("%w: %d", procerr.ErrProcessGone, pid)
 		}
 		return Process{}, fmt.Errorf("guard: identify process %d: %w", pid, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procerr"
 )
 
 func TestStoreRefusesUnsafeDirs(t *testing.T) {
@@ -29,7 +29,7 @@ func TestStoreRefusesUnsafeDirs(t *testing.T) {
 	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenStore(open); !errors.Is(err, attach.ErrPermission) {
+	if _, err := OpenStore(open); !errors.Is(err, procerr.ErrPermission) {
 		t.Errorf("OpenStore of a world-writable directory: %v", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procerr"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
@@ -36,7 +36,7 @@ func (u *undoer) open(ctx context.Context) error {
 	if !Alive(u.jvm) {
 		_ = j.Close()
 		_ = w.Close()
-		return fmt.Errorf("%w: %d", attach.ErrProcessGone, u.jvm.PID)
+		return fmt.Errorf("%w: %d", procerr.ErrProcessGone, u.jvm.PID)
 	}
 	u.j, u.w = j, w
 	return nil
@@ -50,11 +50,11 @@ func (u *undoer) close() {
 	}
 }
 
-// undo puts c back. A JVM that is gone needs nothing undone (errors.Is(err, attach.ErrProcessGone) is
+// undo puts c back. A JVM that is gone needs nothing undone (errors.Is(err, procerr.ErrProcessGone) is
 // reported as done, with a note).
 func (u *undoer) undo(ctx context.Context, c *Change) (note string, err error) {
 	if err := u.open(ctx); err != nil {
-		if errors.Is(err, attach.ErrProcessGone) || !Alive(u.jvm) {
+		if errors.Is(err, procerr.ErrProcessGone) || !Alive(u.jvm) {
 			return "the JVM is gone", nil
 		}
 		return "", err

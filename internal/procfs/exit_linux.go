@@ -28,7 +28,14 @@ type ExitWatcher struct {
 
 // WatchExit starts watching process pid. An error means that it cannot be watched (no pidfd: Linux
 // < 5.3) or is gone already (os.ErrNotExist).
-func (fs FS) WatchExit(pid int) (*ExitWatcher, error) {
+func (fs FS) WatchExit(pid int) (*ExitWatcher, error) { return fs.watchExit(pid, true) }
+
+// WatchExitOnly is WatchExit for a watcher that needs no exit status: it does not subscribe to the
+// process connector, whose every exit event on the machine would wake it. Status is known only when
+// the process was still a zombie when its exit was seen.
+func (fs FS) WatchExitOnly(pid int) (*ExitWatcher, error) { return fs.watchExit(pid, false) }
+
+func (fs FS) watchExit(pid int, status bool) (*ExitWatcher, error) {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		if errors.Is(err, unix.ESRCH) {
@@ -37,7 +44,10 @@ func (fs FS) WatchExit(pid int) (*ExitWatcher, error) {
 		return nil, err
 	}
 	w := &ExitWatcher{fs: fs, pid: pid, done: make(chan struct{}), stop: make(chan struct{})}
-	nl := openProcConnector()
+	nl := -1
+	if status {
+		nl = openProcConnector()
+	}
 	go w.run(pidfd, nl)
 	return w, nil
 }

@@ -12,6 +12,9 @@ func (fs FS) WatchExit(pid int) (*ExitWatcher, error) {
 	return nil, errors.New("procfs: watching a process's exit needs Linux")
 }
 
+// WatchExitOnly fails: it needs Linux's pidfds.
+func (fs FS) WatchExitOnly(pid int) (*ExitWatcher, error) { return fs.WatchExit(pid) }
+
 // Exited returns nil.
 func (w *ExitWatcher) Exited() <-chan struct{} { return nil }
 

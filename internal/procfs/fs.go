@@ -151,3 +151,9 @@ func (fs FS) NamespaceRoot(pid int) (uid int, ok bool) {
 	}
 	return ParseUIDMapRoot(b)
 }
+
+// aliveByStat tells whether pid exists and is neither a zombie nor dead, by its stat file.
+func (fs FS) aliveByStat(pid int) bool {
+	state, _, err := fs.Stat(pid)
+	return err == nil && state != 'Z' && state != 'X'
+}

@@ -1,10 +1,18 @@
 package procfs
 
 import (
+	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/procerr"
 )
 
 func TestLive(t *testing.T) {
@@ -69,5 +77,73 @@ func TestWatchExit(t *testing.T) {
 	}
 	if _, err := Default.WatchExit(1 << 22); err == nil {
 		t.Error("WatchExit of a pid that does not exist")
+	}
+}
+
+// TestAlive: a zombie has exited, though kill(pid, 0) still finds it.
+func TestAlive(t *testing.T) {
+	if !Default.Alive(os.Getpid()) {
+		t.Error("Alive(self) = false")
+	}
+	if Default.Alive(1<<22) || Default.Alive(0) || Default.Alive(-1) {
+		t.Error("Alive of a pid that does not exist")
+	}
+	cmd := exec.Command("sh", "-c", "read x")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	defer func() { _ = cmd.Wait() }()
+	if !Default.Alive(pid) {
+		t.Fatal("Alive(running child) = false")
+	}
+	// The child exits when its stdin closes; not reaped, it stays a zombie.
+	w, err := Default.WatchExitOnly(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	stdin.Close()
+	select {
+	case <-w.Exited():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the child did not exit")
+	}
+	if state, _, err := Default.Stat(pid); err != nil || state != 'Z' {
+		t.Fatalf("child state %c, %v; want a zombie", state, err)
+	}
+	if err := unix.Kill(pid, 0); err != nil {
+		t.Fatalf("kill(zombie, 0): %v", err)
+	}
+	if Default.Alive(pid) {
+		t.Error("Alive(zombie) = true")
+	}
+	if New("/proc/").Alive(pid) {
+		t.Error("Alive(zombie) by stat = true")
+	}
+}
+
+func TestWrap(t *testing.T) {
+	_, err := Default.Maps(1 << 22)
+	if err := Wrap(1<<22, "memory map", err); !errors.Is(err, procerr.ErrProcessGone) {
+		t.Errorf("no such pid: %v", err)
+	}
+	if err := Wrap(1, "memory map", fs.ErrPermission); !errors.Is(err, procerr.ErrPermission) ||
+		!strings.Contains(err.Error(), "memory map of process 1") {
+		t.Errorf("permission: %v", err)
+	}
+	if err := Wrap(1, "memory map", unix.ESRCH); !errors.Is(err, procerr.ErrProcessGone) {
+		t.Errorf("ESRCH: %v", err)
+	}
+	if err := Wrap(1, "memory map", io.ErrUnexpectedEOF); !errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, procerr.ErrProcessGone) {
+		t.Errorf("other: %v", err)
+	}
+	if Wrap(1, "x", nil) != nil {
+		t.Error("Wrap(nil) != nil")
 	}
 }

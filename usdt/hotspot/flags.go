@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
@@ -167,7 +167,7 @@ func (s *Switch) Restore() error {
 // set writes flag name back to v; a JVM that is gone is not an error.
 func (s *Switch) set(name string, v bool) error {
 	if _, err := s.j.SetBoolFlag(name, v, s.w); err != nil {
-		if errors.Is(err, attach.ErrProcessGone) || errors.Is(err, vmstructs.ErrFault) && !processAlive(s.j.PID) {
+		if errors.Is(err, vmstructs.ErrProcessGone) || errors.Is(err, vmstructs.ErrFault) && !procfs.Default.Alive(s.j.PID) {
 			return nil
 		}
 		return fmt.Errorf("hotspot: restore %s to %t: %w", name, v, err)

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package hotspot
-
-func processAlive(pid int) bool { return false }
