@@ -160,39 +160,60 @@ func checkInProgress(t *testing.T, c *jcmd.Client) {
 			repo = strings.TrimSpace(v)
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(repo, "*.jfr"))
-	var newest string
-	var newestTime time.Time
-	for _, f := range files {
-		if fi, err := os.Stat(f); err == nil && fi.ModTime().After(newestTime) {
-			newest, newestTime = f, fi.ModTime()
+	// A chunk the JVM has just begun (a recording started, a rotation) holds no flushed events yet:
+	// copy the newest chunk again until one read from it has some (the JVM flushes once a second).
+	var (
+		n      int
+		b      bytes.Buffer
+		newest string
+		data   []byte
+	)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		files, _ := filepath.Glob(filepath.Join(repo, "*.jfr"))
+		newest = ""
+		var newestTime time.Time
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil && fi.ModTime().After(newestTime) {
+				newest, newestTime = f, fi.ModTime()
+			}
 		}
-	}
-	if newest == "" {
-		t.Fatalf("no chunk in the repository %q (JFR.configure said %q)", repo, out)
-	}
-	data, err := os.ReadFile(newest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Parse(data)
-	var fe *FormatError
-	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "unfinished") {
-		t.Fatalf("chunk being written (%s, %d bytes): %v, want an unfinished-chunk error", newest, len(data), err)
-	}
-	n := 0
-	var b bytes.Buffer
-	w := r.NewJSONWriter(&b, JSONOptions{})
-	for e, err := range r.Events(EventOptions{}) {
+		if newest == "" {
+			t.Fatalf("no chunk in the repository %q (JFR.configure said %q)", repo, out)
+		}
+		data, err = os.ReadFile(newest)
 		if err != nil {
+			t.Fatal(err)
+		}
+		r, perr := Parse(data)
+		if perr == nil && time.Now().Before(deadline) {
+			time.Sleep(time.Second) // a chunk finished as we chose it (the JVM rotated): choose again
+			continue
+		}
+		var fe *FormatError
+		if !errors.As(perr, &fe) || !strings.Contains(perr.Error(), "unfinished") {
+			t.Fatalf("chunk being written (%s, %d bytes): %v, want an unfinished-chunk error", newest, len(data), perr)
+		}
+		n = 0
+		b.Reset()
+		w := r.NewJSONWriter(&b, JSONOptions{})
+		for e, eerr := range r.Events(EventOptions{}) {
+			if eerr != nil {
+				err = eerr
+				break
+			}
+			w.Write(e)
+			n++
+		}
+		w.Flush()
+		if n > 0 {
 			break
 		}
-		w.Write(e)
-		n++
-	}
-	w.Flush()
-	if n == 0 {
-		t.Errorf("no event read from the chunk being written (%d bytes): %v", len(data), err)
+		if time.Now().After(deadline) {
+			t.Errorf("no event read from the chunk being written (%d bytes) in 15 s: %v", len(data), perr)
+			break
+		}
+		time.Sleep(time.Second) // the JVM's flush period
 	}
 	ourEvents(t, &b) // valid JSON, every line
 	t.Logf("chunk being written: %d events read, then: %v", n, err)

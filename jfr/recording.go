@@ -244,6 +244,14 @@ func (r *Recording) readChunk(off int64, index int, prev *Chunk) (*Chunk, error)
 		pos += size
 	}
 	c.End = off + pos
+	if scanErr != nil && !finished && h.FileState != 0 {
+		var fe *FormatError
+		if errors.As(scanErr, &fe) {
+			// The JVM is still writing (or died writing) this chunk: an event cut short at its end is
+			// that, not corruption.
+			scanErr = damage(fe.Offset, "chunk is unfinished (file state %d): the recording was copied while the JVM wrote it, or the JVM died; its last event is cut short: %v", h.FileState, fe.Err)
+		}
+	}
 	if scanErr == nil && !finished {
 		switch {
 		case h.FileState != 0 && h.Size <= int64(len(rest)) && h.Size >= HeaderSize:

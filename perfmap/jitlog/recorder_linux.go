@@ -75,6 +75,9 @@ func RecordJVMs(ctx context.Context, pids []int, w *Writer, opts RecordOptions) 
 		}
 		j, err := r.start(ctx, pid)
 		if err != nil {
+			if errors.Is(err, usdt.ErrProcessGone) {
+				err = usdt.ErrProcessGone // the layers' own wording only repeats the pid
+			}
 			err = fmt.Errorf("process %d: %w", pid, err)
 			log.Warn("not recording", "pid", pid, "err", err)
 			errs = append(errs, err)
