@@ -26,7 +26,12 @@ type cpuRecord struct {
 	Test    string  `json:"test,omitempty"`
 	CPU     float64 `json:"cpu"`  // seconds
 	Wall    float64 `json:"wall"` // seconds
-	Note    string  `json:"note,omitempty"`
+	// CPU pressure (cgroup v2): seconds in which some of the test's runnable tasks, or all of them, waited for
+	// a CPU that other work held. Wall - Full is what the test would have taken had nothing else run; in
+	// Wall - Some it would not have waited for a CPU at all.
+	Some float64 `json:"stall_some,omitempty"`
+	Full float64 `json:"stall_full,omitempty"`
+	Note string  `json:"note,omitempty"`
 }
 
 func readCPULog(path string) ([]cpuRecord, error) {
@@ -48,18 +53,24 @@ func readCPULog(path string) ([]cpuRecord, error) {
 	return out, sc.Err()
 }
 
-// reportCPU prints where the CPU time went: per package (with its wall time), the tests that used the most,
-// and per JDK (the subtests named after one). On a loaded machine wall time says little; CPU time divided by
-// the cores is what a quiet machine needs at least.
+// reportCPU prints where the CPU time went: per package, the tests that used the most, and per JDK (the
+// subtests named after one), each with its wall time and, where cgroup v2 measured CPU pressure, the wall
+// time without the stalls in which all of the test's tasks waited for a CPU held by other work: about what
+// the test would take on a quiet machine. On a shared machine the wall time alone says little.
 func reportCPU(w io.Writer, records []cpuRecord, n int) {
 	var pkgs, tests []cpuRecord
 	perJDK := map[string]*cpuRecord{}
-	var total, wall float64
+	var total cpuRecord
+	add := func(to *cpuRecord, r cpuRecord) {
+		to.CPU += r.CPU
+		to.Wall += r.Wall
+		to.Some += r.Some
+		to.Full += r.Full
+	}
 	for _, r := range records {
 		if r.Test == "" {
 			pkgs = append(pkgs, r)
-			total += r.CPU
-			wall += r.Wall
+			add(&total, r)
 			continue
 		}
 		if !strings.Contains(r.Test, "/") {
@@ -74,8 +85,7 @@ func reportCPU(w io.Writer, records []cpuRecord, n int) {
 					if perJDK[name] == nil {
 						perJDK[name] = &cpuRecord{Test: name}
 					}
-					perJDK[name].CPU += r.CPU
-					perJDK[name].Wall += r.Wall
+					add(perJDK[name], r)
 				}
 				break
 			}
@@ -84,12 +94,27 @@ func reportCPU(w io.Writer, records []cpuRecord, n int) {
 	if len(pkgs) == 0 {
 		return
 	}
+	pressure := total.Full > 0
 	most := func(a, b cpuRecord) int { return cmp.Or(cmp.Compare(b.CPU, a.CPU), cmp.Compare(a.Test, b.Test)) }
 	secs := func(s float64) string { return (time.Duration(s*10) * time.Second / 10).String() }
+	header := "  %8s  %8s"
+	cols := []any{"CPU", "wall"}
+	if pressure {
+		header += "  %8s"
+		cols = append(cols, "unstalled")
+	}
+	row := func(r cpuRecord) string {
+		out := fmt.Sprintf("  %8s  %8s", secs(r.CPU), secs(r.Wall))
+		if pressure {
+			out += fmt.Sprintf("  %8s", secs(r.Wall-r.Full))
+		}
+		return out
+	}
 	slices.SortStableFunc(pkgs, most)
-	fmt.Fprintf(w, "CPU time per package (every process the test binary ran; wall time beside it):\n")
+	fmt.Fprintf(w, "CPU time per package (every process the test binary ran):\n")
+	fmt.Fprintf(w, header+"\n", cols...)
 	for _, r := range pkgs[:min(n, len(pkgs))] {
-		fmt.Fprintf(w, "  %8s  %8s  %s\n", secs(r.CPU), secs(r.Wall), short(r.Package))
+		fmt.Fprintf(w, "%s  %s\n", row(r), short(r.Package))
 		if r.Note != "" {
 			fmt.Fprintf(w, "            %s\n", r.Note)
 		}
@@ -97,7 +122,7 @@ func reportCPU(w io.Writer, records []cpuRecord, n int) {
 	slices.SortStableFunc(tests, most)
 	fmt.Fprintf(w, "CPU time per test:\n")
 	for _, r := range tests[:min(n, len(tests))] {
-		fmt.Fprintf(w, "  %8s  %8s  %s %s\n", secs(r.CPU), secs(r.Wall), short(r.Package), r.Test)
+		fmt.Fprintf(w, "%s  %s %s\n", row(r), short(r.Package), r.Test)
 	}
 	if len(perJDK) > 0 {
 		jdks := make([]cpuRecord, 0, len(perJDK))
@@ -110,9 +135,14 @@ func reportCPU(w io.Writer, records []cpuRecord, n int) {
 		slices.SortFunc(jdks, func(a, b cpuRecord) int { return cmp.Compare(a.Test, b.Test) })
 		fmt.Fprintf(w, "CPU time per JDK (subtests named after it):\n")
 		for _, r := range jdks {
-			fmt.Fprintf(w, "  %8s  %8s  %s\n", secs(r.CPU), secs(r.Wall), r.Test)
+			fmt.Fprintf(w, "%s  %s\n", row(r), r.Test)
 		}
 	}
-	fmt.Fprintf(w, "CPU time: %s in %d test binaries (%s of their wall time); a quiet 2-core machine needs at least %s\n",
-		secs(total), len(pkgs), secs(wall), secs(total/2))
+	fmt.Fprintf(w, "CPU time: %s in %d test binaries, %s of wall time; a quiet 2-core machine needs at least %s",
+		secs(total.CPU), len(pkgs), secs(total.Wall), secs(total.CPU/2))
+	if pressure {
+		fmt.Fprintf(w, "; without the stalls for CPUs that other work held, %s (%s without any stall)",
+			secs(total.Wall-total.Full), secs(max(total.Wall-total.Some, total.CPU/2)))
+	}
+	fmt.Fprintln(w)
 }

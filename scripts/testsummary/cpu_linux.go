@@ -24,6 +24,13 @@ type cgroup struct {
 	dir    string // our cgroup
 	parent string // where we were, to move back to before removing dir
 	usage  func() (time.Duration, error)
+	v2     bool
+}
+
+// counters are a cgroup's CPU time and, in cgroup v2, its CPU pressure stall times (cpu.pressure's totals):
+// how long some of its runnable tasks, and all of them, waited for a CPU that other work held.
+type counters struct {
+	cpu, some, full time.Duration
 }
 
 // newCgroup makes a cgroup below our own and moves this process into it: in the unified hierarchy (cgroup v2,
@@ -104,7 +111,7 @@ func makeCgroup(parent string, v2 bool) (*cgroup, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
-	g := &cgroup{dir: dir, parent: parent}
+	g := &cgroup{dir: dir, parent: parent, v2: v2}
 	if v2 {
 		g.usage = func() (time.Duration, error) { return cpuStatUsage(filepath.Join(dir, "cpu.stat")) }
 	} else {
@@ -119,6 +126,49 @@ func makeCgroup(parent string, v2 bool) (*cgroup, error) {
 		return nil, fmt.Errorf("cgroup: join %s: %w", dir, err)
 	}
 	return g, nil
+}
+
+// read returns the counters; stall times are zero without cgroup v2's pressure files.
+func (g *cgroup) read() counters {
+	var c counters
+	var err error
+	if c.cpu, err = g.usage(); err != nil {
+		fmt.Fprintf(os.Stderr, "testsummary: %v\n", err)
+	}
+	if g.v2 {
+		if data, err := os.ReadFile(filepath.Join(g.dir, "cpu.pressure")); err == nil {
+			c.some, c.full = parsePressure(string(data))
+		}
+	}
+	return c
+}
+
+// parsePressure reads the stall totals (microseconds) of a pressure file:
+//
+//	some avg10=0.00 avg60=0.00 avg300=0.00 total=164897135
+//	full avg10=0.00 avg60=0.00 avg300=0.00 total=161416261
+func parsePressure(data string) (some, full time.Duration) {
+	for line := range strings.Lines(data) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		for _, f := range fields[1:] {
+			if v, ok := strings.CutPrefix(f, "total="); ok {
+				us, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					continue
+				}
+				switch fields[0] {
+				case "some":
+					some = time.Duration(us) * time.Microsecond
+				case "full":
+					full = time.Duration(us) * time.Microsecond
+				}
+			}
+		}
+	}
+	return some, full
 }
 
 func cpuStatUsage(path string) (time.Duration, error) {
@@ -190,7 +240,7 @@ func wrap(argv []string) int {
 		return 1
 	}
 	pkg := packagePath()
-	start, startCPU := time.Now(), mustUsage(g)
+	start, startCounters := time.Now(), g.read()
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stderr = os.Stdin, os.Stderr
@@ -215,27 +265,24 @@ func wrap(argv []string) int {
 	}()
 
 	var records []cpuRecord
-	running := make(map[string]struct {
-		at  time.Time
-		cpu time.Duration
-	})
+	type began struct {
+		at time.Time
+		c  counters
+	}
+	running := make(map[string]began)
 	r := bufio.NewReaderSize(stdout, 64<<10)
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
 			_, _ = os.Stdout.Write(line)
 			if name, verb, ok := framing(line); ok {
-				now, cpu := time.Now(), mustUsage(g)
+				now, c := time.Now(), g.read()
 				switch verb {
 				case "RUN":
-					running[name] = struct {
-						at  time.Time
-						cpu time.Duration
-					}{now, cpu}
+					running[name] = began{now, c}
 				case "PASS", "FAIL", "SKIP":
-					if began, ok := running[name]; ok {
-						records = append(records, cpuRecord{Package: pkg, Test: name,
-							CPU: (cpu - began.cpu).Seconds(), Wall: now.Sub(began.at).Seconds()})
+					if b, ok := running[name]; ok {
+						records = append(records, newRecord(pkg, name, b.c, c, now.Sub(b.at)))
 						delete(running, name)
 					}
 				}
@@ -248,7 +295,7 @@ func wrap(argv []string) int {
 	waitErr := cmd.Wait()
 	signal.Stop(sigs)
 	close(sigs)
-	total := cpuRecord{Package: pkg, CPU: (mustUsage(g) - startCPU).Seconds(), Wall: time.Since(start).Seconds()}
+	total := newRecord(pkg, "", startCounters, g.read(), time.Since(start))
 	if err := g.close(); err != nil {
 		total.Note = err.Error()
 		fmt.Fprintf(os.Stderr, "testsummary: %v\n", err)
@@ -272,12 +319,9 @@ func wrap(argv []string) int {
 	return 0
 }
 
-func mustUsage(g *cgroup) time.Duration {
-	d, err := g.usage()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "testsummary: %v\n", err)
-	}
-	return d
+func newRecord(pkg, test string, from, to counters, wall time.Duration) cpuRecord {
+	return cpuRecord{Package: pkg, Test: test, CPU: (to.cpu - from.cpu).Seconds(), Wall: wall.Seconds(),
+		Some: (to.some - from.some).Seconds(), Full: (to.full - from.full).Seconds()}
 }
 
 // framing recognises the binary's test2json framing lines (-test.v=test2json marks them with a leading ^V):

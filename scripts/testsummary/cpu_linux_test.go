@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -81,7 +82,8 @@ func TestReportCPU(t *testing.T) {
 	}
 	var out bytes.Buffer
 	reportCPU(&out, got, 2)
-	want := `CPU time per package (every process the test binary ran; wall time beside it):
+	want := `CPU time per package (every process the test binary ran):
+       CPU      wall
        20s       30s  attach
             cgroup x: processes left behind by the test binary: 12
        12s       14s  vmstructs
@@ -91,10 +93,30 @@ CPU time per test:
 CPU time per JDK (subtests named after it):
       4.5s      5.5s  jdk17
         5s        6s  jdk21-trixie
-CPU time: 32s in 2 test binaries (44s of their wall time); a quiet 2-core machine needs at least 16s
+CPU time: 32s in 2 test binaries, 44s of wall time; a quiet 2-core machine needs at least 16s
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("report (-want +got):\n%s", diff)
 	}
 	_ = os.Remove(log)
+
+	// With CPU pressure measured (cgroup v2), the wall time without the stalls.
+	out.Reset()
+	reportCPU(&out, []cpuRecord{{Package: "p", CPU: 10, Wall: 100, Some: 90, Full: 80}}, 1)
+	want = `CPU time per package (every process the test binary ran):
+       CPU      wall  unstalled
+       10s     1m40s       20s  p
+CPU time per test:
+CPU time: 10s in 1 test binaries, 1m40s of wall time; a quiet 2-core machine needs at least 5s; without the stalls for CPUs that other work held, 20s (10s without any stall)
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("report with pressure (-want +got):\n%s", diff)
+	}
+}
+
+func TestParsePressure(t *testing.T) {
+	some, full := parsePressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=164897135\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=161416261\n")
+	if some != 164897135*time.Microsecond || full != 161416261*time.Microsecond {
+		t.Errorf("parsePressure = %v, %v", some, full)
+	}
 }
