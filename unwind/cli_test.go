@@ -149,12 +149,13 @@ func TestCoreMatchesLive(t *testing.T) {
 		core := prefix + "." + strconv.Itoa(jvm.PID)
 		t.Cleanup(func() { os.Remove(core) })
 
-		jc, err := vmstructs.OpenCore(context.Background(), core, vmstructs.CoreOptions{})
+		// A JDK of a root filesystem ran with that root's /usr: its core's files are there.
+		jc, err := vmstructs.OpenCore(context.Background(), core, vmstructs.CoreOptions{Root: jdk.Root})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer jc.Close()
-		wc, err := unwind.New(jc, unwind.Options{Native: unwind.NewFileSymbols(unwind.CoreMappings(jc.Core().Files()), ""), NearTop: true})
+		wc, err := unwind.New(jc, unwind.Options{Native: unwind.NewFileSymbols(unwind.CoreMappings(jc.Core().Files()), jdk.Root), NearTop: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +190,7 @@ func TestCoreMatchesLive(t *testing.T) {
 			}
 		}
 
-		code, stdout, stderr := jvmkit("profile", "--core", core, "--threads")
+		code, stdout, stderr := jvmkit("profile", "--core", core, "--core-root", jdk.Root, "--threads")
 		if code != 0 {
 			t.Fatalf("jvmkit profile --core: exit %d: %s", code, stderr)
 		}

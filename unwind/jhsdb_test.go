@@ -30,7 +30,9 @@ func (f javaFrame) String() string { return f.Name + ":" + strconv.Itoa(f.Line) 
 var (
 	jhsdbThread = regexp.MustCompile(`^"(.*)" #`)
 	jhsdbFrame  = regexp.MustCompile(`^ - ([^ (]+)\(.*\) @bci=-?\d+(?:, line=(-?\d+))?`)
-	hiddenClass = regexp.MustCompile(`[+/]0x[0-9a-f]+`)
+	// Hidden classes (JDK 15+: "Name+0x<address>", which jstack prints as "Name/0x<address>") and JDK 11's
+	// VM-anonymous ones ("Name/<hash>", which jhsdb prints as "Name"): compared without the suffix.
+	hiddenClass = regexp.MustCompile(`[+/](0x[0-9a-f]+|[0-9]+\b)`)
 )
 
 // parseJhsdb reads `jhsdb jstack` output: the Java frames of each thread, by name.
@@ -50,7 +52,7 @@ func parseJhsdb(out string) map[string][]javaFrame {
 			if m[2] != "" {
 				l, _ = strconv.Atoi(m[2])
 			}
-			stacks[cur] = append(stacks[cur], javaFrame{hiddenClass.ReplaceAllString(m[1], "/0x"), l})
+			stacks[cur] = append(stacks[cur], javaFrame{hiddenClass.ReplaceAllString(m[1], ""), l})
 		}
 	}
 	return stacks
@@ -59,6 +61,21 @@ func parseJhsdb(out string) map[string][]javaFrame {
 // ourFrames are a stack's Java frames as jhsdb prints them, and how many of the first belong to the
 // top compiled frame (its inlined methods and itself; 0 if the top Java frame is not compiled).
 func ourFrames(st Stack) (out []javaFrame, topGroup int) {
+	out, topGroup, _ = ourFramesTop(st)
+	return out, topGroup
+}
+
+// ourFramesTop is ourFrames, and how the stack starts: in a stub (the top compiled frame is then at a
+// return address, where jhsdb, whose frame guess skips the stub, applies its rule for a top pc), in an
+// interpreted frame (whose line we take from the live bcp in r13, jhsdb from the frame's bcp slot,
+// written only at calls), or elsewhere.
+func ourFramesTop(st Stack) (out []javaFrame, topGroup int, top FrameType) {
+	for _, f := range st.Frames {
+		if f.Type != Kernel && f.Type != Native {
+			top = f.Type
+			break
+		}
+	}
 	first := true
 	for _, f := range st.Frames {
 		if !f.Java() {
@@ -68,7 +85,7 @@ func ourFrames(st Stack) (out []javaFrame, topGroup int) {
 		if f.Line < 0 {
 			line = -1
 		}
-		out = append(out, javaFrame{hiddenClass.ReplaceAllString(f.Name, "/0x"), line})
+		out = append(out, javaFrame{hiddenClass.ReplaceAllString(f.Name, ""), line})
 		if first {
 			switch f.Type {
 			case Inlined:
@@ -80,7 +97,7 @@ func ourFrames(st Stack) (out []javaFrame, topGroup int) {
 			first = false
 		}
 	}
-	return out, topGroup
+	return out, topGroup, top
 }
 
 // stopProcess sends SIGSTOP and waits until every thread is stopped; the cleanup sends SIGCONT.
@@ -180,7 +197,7 @@ func TestStoppedThreadsMatchJhsdb(t *testing.T) {
 			theirs := parseJhsdb(string(out))
 			for name, st := range ours {
 				stacks++
-				mine, group := ourFrames(st)
+				mine, group, top := ourFramesTop(st)
 				if !st.Complete {
 					// Rare (about 0.2% of stops, see TestStoppedThreadsComplete): one is tolerated.
 					broken++
@@ -214,13 +231,17 @@ func TestStoppedThreadsMatchJhsdb(t *testing.T) {
 				same := len(ref) >= n && (group > 0 || len(ref) == n)
 				for i := 0; same && i < n; i++ {
 					frames++
-					if below[i] == ref[len(ref)-n+i] {
+					r := ref[len(ref)-n+i]
+					if i == 0 && group == 0 && top == Interpreted && below[i].Name == r.Name {
+						r.Line = below[i].Line // jhsdb's line is from the bcp last spilled, ours the live one
+					}
+					if below[i] == r {
 						equalFrames++
 					} else {
 						same = false
 					}
 				}
-				if group > 0 {
+				if group > 0 && top != Stub {
 					topGroups++
 					if len(ref) == len(mine) && fmt.Sprint(mine[:group]) == fmt.Sprint(ref[:group]) {
 						topExact++

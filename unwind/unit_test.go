@@ -50,6 +50,63 @@ func TestPatterns(t *testing.T) {
 	}
 }
 
+// TestInterpreterReturn decodes the interpreter's return from a method at each of its pcs (JDK 11 and
+// JDK 25 as disassembled from live JVMs).
+func TestInterpreterReturn(t *testing.T) {
+	jdk11 := []byte{0x41, 0x5d, 0x48, 0x8b, 0xe3, 0x41, 0xff, 0xe5}
+	jdk25 := []byte{0x41, 0xc6, 0x87, 0xbe, 0x03, 0, 0, 0, 0x41, 0x5d, 0x48, 0x8b, 0xe3, 0x49, 0x3b, 0xa7, 0x20, 0x06, 0, 0,
+		0x72, 0x0b, 0x49, 0xc7, 0x87, 0x20, 0x06, 0, 0, 0, 0, 0, 0, 0x41, 0xff, 0xe5}
+	for _, c := range []struct {
+		code []byte
+		want interpreterState
+	}{
+		{jdk11, retAtSP},
+		{jdk11[2:], retInR13},
+		{jdk11[5:], retInR13AtSP},
+		{jdk25, retAtSP},
+		{jdk25[8:], retAtSP},
+		{jdk25[10:], retInR13},
+		{jdk25[13:], retInR13AtSP},
+		{jdk25[20:], retInR13AtSP},
+		{jdk25[33:], retInR13AtSP},
+		{append([]byte{0xc9}, jdk11...), 0}, // at "leave": the frame is still there
+		{[]byte{0x41, 0x5d, 0x41, 0xff, 0xe5}, 0},
+		{jdk11[:5], 0},
+		{nil, 0},
+	} {
+		got, ok := interpreterReturn(c.code)
+		if got != c.want || ok != (c.want != 0) {
+			t.Errorf("interpreterReturn(% x) = %v, %v, want %v", c.code, got, ok, c.want)
+		}
+	}
+}
+
+// TestC2IReturn decodes a c2i adapter's return address at each of its pcs (JDK 17 and 25).
+func TestC2IReturn(t *testing.T) {
+	jdk17 := []byte{0x58, 0x4c, 0x8b, 0xec, 0x48, 0x83, 0xec, 0x10, 0x48, 0x89, 0x04, 0x24, 0x89, 0x74, 0x24, 0x08}
+	jdk25 := []byte{0x4c, 0x8d, 0x6c, 0x24, 0x08, 0x58, 0x48, 0x83, 0xec, 0x10, 0x50, 0x89, 0x74, 0x24, 0x08}
+	for _, c := range []struct {
+		code          []byte
+		inRAX, r13Set bool
+	}{
+		{jdk17, false, false},
+		{jdk17[1:], true, false},
+		{jdk17[4:], true, true},
+		{jdk17[8:], true, true},
+		{jdk17[12:], false, false},
+		{jdk25, false, false},
+		{jdk25[5:], false, false},
+		{jdk25[6:], true, true},
+		{jdk25[10:], true, true},
+		{jdk25[11:], false, false},
+		{nil, false, false},
+	} {
+		if inRAX, r13Set := c2iReturn(c.code); inRAX != c.inRAX || inRAX && r13Set != c.r13Set {
+			t.Errorf("c2iReturn(% x) = %v, %v, want %v, %v", c.code, inRAX, r13Set, c.inRAX, c.r13Set)
+		}
+	}
+}
+
 // TestCallPatterns decodes the instruction before a return address as a call.
 func TestCallPatterns(t *testing.T) {
 	pad := func(b ...byte) []byte { return append(make([]byte, 8-len(b)), b...) }
@@ -88,6 +145,8 @@ func FuzzPatterns(f *testing.F) {
 		epilogue(code)
 		prologueState(code)
 		isSubRSP(code)
+		interpreterReturn(code)
+		c2iReturn(code)
 		if len(code) >= 8 {
 			indirectCall(code[:8])
 			directCallTarget(code[:5], 0x1000)

@@ -577,6 +577,28 @@ func (st *walkState) interpreted(pc, sp, fp uint64, top bool) (npc, nsp, nfp uin
 		}
 	}
 	if top {
+		if ret, ok := interpreterReturn(st.code(pc, 40)); ok {
+			// The method returns and its frame is gone ("leave" ran): only its caller is left.
+			ra, csp := st.regs.R13, st.regs.BX
+			switch ret {
+			case retAtSP:
+				v, err := st.mem.u64(sp)
+				if err != nil {
+					return 0, 0, 0, ReasonRead
+				}
+				ra = v
+			case retInR13AtSP:
+				csp = sp
+			}
+			if csp < sp || csp-sp > maxInterpFrame || !st.w.cc.Contains(ra) && !st.plausibleText(ra) {
+				return 0, 0, 0, ReasonInterpreterFrame
+			}
+			if !st.emit(Frame{Type: Stub, PC: pc, SP: sp, Name: "Interpreter", BCI: -1, Line: -1}) {
+				return 0, 0, 0, ReasonNone
+			}
+			st.emptyFrame = csp == sp
+			return ra, csp, fp, ReasonNone
+		}
 		// The interpreter keeps the live bcp in r13 and spills it to the frame only at calls. Where
 		// r13 is no bcp of the frame's method, the sample hit a method's entry before its frame was
 		// built: then rbx holds the callee's Method* and r13 the sender's sp.
@@ -823,6 +845,21 @@ func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (n
 	f := Frame{Type: Stub, PC: pc, SP: sp, Name: stubName(b), BCI: -1, Line: -1}
 	if !st.emit(f) {
 		return 0, 0, 0, ReasonNone
+	}
+	if top && b.Kind == vmstructs.KindAdapter {
+		if inRAX, r13Set := c2iReturn(st.code(pc, 16)); inRAX {
+			// A c2i adapter between popping its return address and storing it again.
+			csp := sp
+			if r13Set {
+				csp = st.regs.R13
+			}
+			ra := st.regs.AX
+			if csp < sp || csp-sp > maxInterpFrame || !st.w.cc.Contains(ra) && !st.plausibleText(ra) {
+				return 0, 0, 0, ReasonBadReturn
+			}
+			st.emptyFrame = csp == sp
+			return ra, csp, fp, ReasonNone
+		}
 	}
 	if b.FrameSize > 0 && (!top || b.FrameComplete < 0 || pc-b.Start >= uint64(b.FrameComplete)) {
 		if !top {

@@ -162,3 +162,94 @@ func indirectCall(code []byte) bool {
 	}
 	return false
 }
+
+// interpreterState says where the return address of an interpreted method is while it returns.
+type interpreterState uint8
+
+const (
+	retAtSP      interpreterState = iota + 1 // at sp (not popped yet); the caller's sp is in rbx
+	retInR13                                 // in r13 (popped); the caller's sp is in rbx
+	retInR13AtSP                             // in r13; sp is already the caller's
+)
+
+// interpreterReturn decodes the end of the interpreter's return from a method (InterpreterMacroAssembler::
+// remove_activation and the jump after it) from code at the pc on: after "leave", "[mov byte
+// [r15+off], 0;] pop r13; mov rsp, rbx; [cmp rsp, [r15+off]; jb; mov qword [r15+off], 0;] jmp r13", where
+// rbx holds the sender's sp. What is still ahead of the pc says what was done: a "pop r13" ahead
+// leaves the return address at sp, a "mov rsp, rbx" ahead leaves the caller's sp in rbx. ok is false
+// unless the code runs into "jmp r13" through these only.
+func interpreterReturn(code []byte) (state interpreterState, ok bool) {
+	pop, mov := false, false
+	for i := 0; i < len(code); {
+		c := code[i:]
+		switch {
+		case len(c) >= 3 && c[0] == 0x41 && c[1] == 0xff && c[2] == 0xe5: // jmp r13
+			switch {
+			case pop && mov:
+				return retAtSP, true
+			case mov:
+				return retInR13, true
+			case pop:
+				return 0, false // "pop r13" with sp left where it was: not this code
+			}
+			return retInR13AtSP, true
+		case len(c) >= 8 && c[0] == 0x41 && c[1] == 0xc6 && c[2] == 0x87: // mov byte [r15+disp32], imm8
+			i += 8
+		case len(c) >= 2 && c[0] == 0x41 && c[1] == 0x5d: // pop r13
+			if pop || mov {
+				return 0, false
+			}
+			pop = true
+			i += 2
+		case len(c) >= 3 && c[0] == 0x48 && c[1] == 0x8b && c[2] == 0xe3: // mov rsp, rbx
+			if mov {
+				return 0, false
+			}
+			mov = true
+			i += 3
+		case cmpRSPThread(c) && len(c) >= 7 && c[2] == 0xa7: // cmp rsp, [r15+disp32]
+			i += 7
+		case cmpRSPThread(c): // cmp rsp, [r15+disp8]
+			i += 4
+		case len(c) >= 2 && c[0] == 0x72: // jb rel8
+			i += 2
+		case len(c) >= 6 && c[0] == 0x0f && c[1] == 0x82: // jb rel32
+			i += 6
+		case len(c) >= 11 && c[0] == 0x49 && c[1] == 0xc7 && c[2] == 0x87: // mov qword [r15+disp32], imm32
+			i += 11
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// c2iReturn decodes where a c2i adapter (SharedRuntime's gen_c2i_adapter) keeps its return address at
+// the pc: the adapter pops it into rax, makes room for the arguments and stores it back at the new sp
+// ("pop rax; [mov r13, rsp;] sub rsp, n; mov [rsp], rax" on JDK 11-17, "lea r13, [rsp+8]; pop rax;
+// sub rsp, n; push rax" on later JDKs), and r13 is the caller's sp once set. inRAX says the pc is
+// between the pop and the store, where no copy of the return address is on the stack; r13Set says r13
+// holds the caller's sp (else sp does: "mov r13, rsp" is still ahead).
+func c2iReturn(code []byte) (inRAX, r13Set bool) {
+	r13Set = true
+	for i := 0; i < len(code); {
+		c := code[i:]
+		switch {
+		case c[0] == 0x50, len(c) >= 4 && c[0] == 0x48 && c[1] == 0x89 && c[2] == 0x04 && c[3] == 0x24: // push rax, mov [rsp], rax
+			return true, r13Set
+		case len(c) >= 3 && c[0] == 0x4c && c[1] == 0x8b && c[2] == 0xec: // mov r13, rsp
+			if !r13Set {
+				return false, false
+			}
+			r13Set = false
+			i += 3
+		case len(c) >= 4 && c[0] == 0x48 && c[1] == 0x83 && c[2] == 0xec: // sub rsp, imm8
+			i += 4
+		case len(c) >= 7 && c[0] == 0x48 && c[1] == 0x81 && c[2] == 0xec: // sub rsp, imm32
+			i += 7
+		default:
+			return false, false
+		}
+	}
+	return false, false
+}
