@@ -116,7 +116,12 @@ func StartPyroscope(t testing.TB) *Backend {
 			"-pyroscopedb.data-path=" + filepath.Join(b.Dir, "db"),
 			"-self-profiling.disable-push=true",
 			"-usage-stats.enabled=false",
-			"-analytics.reporting-enabled=false",
+			// Every component's own address: the default is the first non-loopback interface's, where
+			// nothing listens (the query frontend then never reaches the scheduler and queries hang).
+			"-query-frontend.instance-addr=127.0.0.1", "-query-scheduler.ring.instance-addr=127.0.0.1",
+			"-compactor.ring.instance-addr=127.0.0.1", "-distributor.ring.instance-addr=127.0.0.1",
+			"-store-gateway.sharding-ring.instance-addr=127.0.0.1", "-overrides-exporter.ring.instance-addr=127.0.0.1",
+			"-ingester.lifecycler.addr=127.0.0.1",
 		}
 	}
 	b.Start()
