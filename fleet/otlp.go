@@ -182,36 +182,30 @@ func newDict() *dict {
 	}
 }
 
-func (d *dict) str(s string) int32 {
-	if i, ok := d.strs[s]; ok {
+// intern returns the index of the table entry whose key is k, appending mk()'s entry to the table first
+// when there is none: every OTLP dictionary table is deduplicated this way.
+func intern[K comparable, V any](index map[K]int32, table *[]V, k K, mk func() V) int32 {
+	if i, ok := index[k]; ok {
 		return i
 	}
-	i := int32(len(d.pb.StringTable))
-	d.pb.StringTable = append(d.pb.StringTable, s)
-	d.strs[s] = i
+	i := int32(len(*table))
+	*table = append(*table, mk())
+	index[k] = i
 	return i
+}
+
+func (d *dict) str(s string) int32 {
+	return intern(d.strs, &d.pb.StringTable, s, func() string { return s })
 }
 
 func (d *dict) mapping(m *pb.Mapping) int32 {
 	k := mappingKey{m.MemoryStart, m.MemoryLimit, m.FileOffset, m.FilenameStrindex}
-	if i, ok := d.mappings[k]; ok {
-		return i
-	}
-	i := int32(len(d.pb.MappingTable))
-	d.pb.MappingTable = append(d.pb.MappingTable, m)
-	d.mappings[k] = i
-	return i
+	return intern(d.mappings, &d.pb.MappingTable, k, func() *pb.Mapping { return m })
 }
 
 func (d *dict) function(f *pb.Function) int32 {
 	k := functionKey{f.NameStrindex, f.SystemNameStrindex, f.FilenameStrindex, f.StartLine}
-	if i, ok := d.functions[k]; ok {
-		return i
-	}
-	i := int32(len(d.pb.FunctionTable))
-	d.pb.FunctionTable = append(d.pb.FunctionTable, f)
-	d.functions[k] = i
-	return i
+	return intern(d.functions, &d.pb.FunctionTable, k, func() *pb.Function { return f })
 }
 
 func (d *dict) location(l *pb.Location) int32 {
@@ -227,13 +221,7 @@ func (d *dict) location(l *pb.Location) int32 {
 		k = append(k, ',')
 		k = strconv.AppendInt(k, ln.Column, 16)
 	}
-	if i, ok := d.locations[string(k)]; ok {
-		return i
-	}
-	i := int32(len(d.pb.LocationTable))
-	d.pb.LocationTable = append(d.pb.LocationTable, l)
-	d.locations[string(k)] = i
-	return i
+	return intern(d.locations, &d.pb.LocationTable, string(k), func() *pb.Location { return l })
 }
 
 func (d *dict) stack(locs []int32) int32 {
@@ -241,29 +229,19 @@ func (d *dict) stack(locs []int32) int32 {
 	for _, l := range locs {
 		k = append(k, byte(l), byte(l>>8), byte(l>>16), byte(l>>24))
 	}
-	if i, ok := d.stacks[string(k)]; ok {
-		return i
-	}
-	i := int32(len(d.pb.StackTable))
-	d.pb.StackTable = append(d.pb.StackTable, &pb.Stack{LocationIndices: locs})
-	d.stacks[string(k)] = i
-	return i
+	return intern(d.stacks, &d.pb.StackTable, string(k), func() *pb.Stack { return &pb.Stack{LocationIndices: locs} })
 }
 
 func (d *dict) attr(k attrKey) int32 {
-	if i, ok := d.attrs[k]; ok {
-		return i
-	}
-	kv := &pb.KeyValueAndUnit{KeyStrindex: k.key, UnitStrindex: k.unit}
-	if k.isNum {
-		kv.Value = &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: k.num}}
-	} else {
-		kv.Value = &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: k.str}}
-	}
-	i := int32(len(d.pb.AttributeTable))
-	d.pb.AttributeTable = append(d.pb.AttributeTable, kv)
-	d.attrs[k] = i
-	return i
+	return intern(d.attrs, &d.pb.AttributeTable, k, func() *pb.KeyValueAndUnit {
+		kv := &pb.KeyValueAndUnit{KeyStrindex: k.key, UnitStrindex: k.unit}
+		if k.isNum {
+			kv.Value = &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: k.num}}
+		} else {
+			kv.Value = &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: k.str}}
+		}
+		return kv
+	})
 }
 
 // sampleAttributes turns a pprof sample's labels into attribute indices, keys sorted; a key with
