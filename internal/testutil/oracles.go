@@ -28,6 +28,10 @@ type JFREvent struct {
 		// thread allocated since its previous sample).
 		ObjectClass *JFRClass `json:"objectClass"`
 		Weight      int64     `json:"weight"`
+		// Biased (jdk.CPUTimeSample, JDK 25+): JFR says the sample is safepoint-biased, its stack taken
+		// where the thread next polled instead of where it was sampled. Failed: JFR got no stack.
+		Biased bool `json:"biased"`
+		Failed bool `json:"failed"`
 		// SampledThread (jdk.ExecutionSample) or EventThread (most others).
 		SampledThread *JFRThread `json:"sampledThread"`
 		EventThread   *JFRThread `json:"eventThread"`
