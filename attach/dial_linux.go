@@ -255,6 +255,13 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 	if _, werr := c.Write(req); werr != nil {
 		// The JVM closes at once on requests it rejects; the reply, if any, tells more.
 		if status, rest, err = vm.readStatus(ctx, c); err != nil {
+			// A JVM that drops a peer of another user may do so before the request is written: in a
+			// user namespace that does not map root (rootless containers, unshare -U), root is the
+			// overflow uid there, which the JVM does not accept.
+			if (errors.Is(werr, unix.EPIPE) || isReset(werr)) && ctx.Err() == nil && vm.goneErr("before it could be asked") == nil && vm.tryAsOwner() {
+				vm.logf("connection closed as uid %d; retrying with the JVM's credentials (uid %d)", os.Geteuid(), vm.Target.UID)
+				return vm.roundTrip(ctx, req, w, probe)
+			}
 			return vm.ioErr(ctx, "send request", werr)
 		}
 	} else {
