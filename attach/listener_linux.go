@@ -62,7 +62,7 @@ func (t *Target) createTrigger() (*trigger, error) {
 		errs = append(errs, err)
 	}
 	err := errors.Join(errs...)
-	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, rootfs.ErrUnsafe) {
 		return nil, fmt.Errorf("%w: cannot create the attach trigger file: %w", ErrPermission, err)
 	}
 	return nil, fmt.Errorf("attach: cannot create the attach trigger file: %w", err)
@@ -73,6 +73,12 @@ func (t *Target) createTriggerIn(dir string) (*trigger, error) {
 	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	// The trigger is the JVM's user's file: only where that user could have made it, not in whatever
+	// directory the JVM's mounts put at its working directory or /tmp (rootfs.MayCreate).
+	if err := rootfs.MayCreate(dfd, dir, t.UID, t.GID, t.Status.Groups); err != nil {
+		unix.Close(dfd)
+		return nil, err
 	}
 	fd, err := unix.Openat(dfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
 	if errors.Is(err, unix.EEXIST) {
@@ -138,7 +144,7 @@ func (t *Target) removeStaleTriggers() []string {
 		}
 		var st unix.Stat_t
 		name := t.triggerName()
-		if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
+		if rootfs.MayCreate(dfd, dir, t.UID, t.GID, t.Status.Groups) == nil && unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
 			st.Size == 0 && (int(st.Uid) == t.UID || st.Uid == 0) && !newer(st.Ctim, sock.Ctim) &&
 			unix.Unlinkat(dfd, name, 0) == nil {
 			removed = append(removed, dir+"/"+name)

@@ -94,7 +94,7 @@ func (c *Client) prepareErr(cmd string, w write, err error) error {
 func (c *Client) process(ctx context.Context) *rootfs.Process {
 	t := c.Target()
 	cwd, _ := JVMCwd(ctx, t) // "" when the JVM's working directory has no path: shown by its /proc link then
-	return rootfs.NewProcess(t.PID, t.UID, t.GID, cwd)
+	return rootfs.NewProcess(t.PID, t.UID, t.GID, t.Status.Groups, cwd)
 }
 
 // mapLockWait bounds the wait for another writer of the same JVM's map.
@@ -114,6 +114,10 @@ func LockMap(ctx context.Context, t *attach.Target) (*os.File, error) {
 		return nil, err
 	}
 	defer unix.Close(dfd)
+	// The lock file is the JVM's user's: only where that user could have made it (rootfs.MayCreate).
+	if err := rootfs.MayCreate(dfd, HostPath(t, "/tmp"), t.UID, t.GID, t.Status.Groups); err != nil {
+		return nil, fmt.Errorf("jcmd: JVM %d: no map lock: %w", t.PID, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, mapLockWait)
 	defer cancel()
 	f, err := rootfs.Lock(ctx, dfd, HostPath(t, "/tmp"), ".perf-"+strconv.Itoa(t.NSPID)+".map.lock", t.UID, t.GID)
@@ -152,7 +156,9 @@ func (c *Client) PerfMapData(ctx context.Context) ([]byte, *File, error) {
 		line += " " + path
 		// Maps of runs that were killed (SIGKILL) before they removed theirs.
 		if dfd, err := openInRoot(t, "/tmp", unix.O_PATH|unix.O_DIRECTORY, 0); err == nil {
-			rootfs.RemoveStale(dfd, perfMapPrefix, ".map", t.UID)
+			if rootfs.MayCreate(dfd, HostPath(t, "/tmp"), t.UID, t.GID, t.Status.Groups) == nil {
+				rootfs.RemoveStale(dfd, perfMapPrefix, ".map", t.UID)
+			}
 			unix.Close(dfd)
 		}
 	}

@@ -152,6 +152,10 @@ func FromAgent(ctx context.Context, pid int, opts AgentOptions) ([]Entry, error)
 	if s.tmp, err = openTmp(s.t); err != nil {
 		return nil, err
 	}
+	// The library and map directories go where the JVM's user could create them (rootfs.MayCreate).
+	if err := rootfs.MayCreate(s.tmp, jcmd.HostPath(s.t, "/tmp"), s.t.UID, s.t.GID, s.t.Status.Groups); err != nil {
+		return nil, fmt.Errorf("perfmap: not loading an agent into process %d: %w", pid, err)
+	}
 	if err := s.checkExec(); err != nil {
 		return nil, err
 	}
@@ -246,7 +250,7 @@ func (s *agentSession) runOther(libPath, hostLib, options string) ([]Entry, erro
 			}
 		}
 	}()
-	p, err := rootfs.NewProcess(s.t.PID, s.t.UID, s.t.GID, "").Prepare("/tmp/"+name, rootfs.Fresh, 0o644)
+	p, err := rootfs.NewProcess(s.t.PID, s.t.UID, s.t.GID, s.t.Status.Groups, "").Prepare("/tmp/"+name, rootfs.Fresh, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("perfmap: not loading agent %s into process %d: %w", hostLib, s.t.PID, err)
 	}
@@ -488,7 +492,7 @@ func (s *agentSession) stageLibrary(name string, lib []byte) (string, func(), er
 // such a path with an error wrapping rootfs.ErrUnsafe; what passes cannot change until the load.
 func (s *agentSession) checkStaged(dfd int, dir, name string) error {
 	path := "/tmp/" + dir + "/" + name
-	p, err := rootfs.NewProcess(s.t.PID, s.t.UID, s.t.GID, "").Prepare(path, rootfs.Exclusive, 0)
+	p, err := rootfs.NewProcess(s.t.PID, s.t.UID, s.t.GID, s.t.Status.Groups, "").Prepare(path, rootfs.Exclusive, 0)
 	if err != nil {
 		return fmt.Errorf("perfmap: not loading an agent into process %d: %w", s.t.PID, err)
 	}

@@ -47,6 +47,9 @@ type location struct {
 	dfd  int
 	dir  string // as shown to people: a host path
 	name string
+	// refused says why nothing may be written (or removed) there: a container's /tmp that the JVM's own
+	// user could not create files in (rootfs.MayCreate).
+	refused error
 }
 
 func (l location) path() string { return l.dir + "/" + l.name }
@@ -80,7 +83,11 @@ func locations(pid int) (*attach.Target, []location, error) {
 		unix.Close(in)
 		return t, []location{hostLoc}, nil
 	}
-	return t, []location{{dfd: in, dir: jcmd.HostPath(t, "/tmp"), name: "perf-" + strconv.Itoa(t.NSPID) + ".map"}, hostLoc}, nil
+	inLoc := location{dfd: in, dir: jcmd.HostPath(t, "/tmp"), name: "perf-" + strconv.Itoa(t.NSPID) + ".map"}
+	if err := rootfs.MayCreate(in, inLoc.dir, t.UID, t.GID, t.Status.Groups); err != nil {
+		inLoc.refused = fmt.Errorf("perfmap: not writing %s: %w", inLoc.path(), err)
+	}
+	return t, []location{inLoc, hostLoc}, nil
 }
 
 func closeAll(locs []location) {
@@ -106,7 +113,9 @@ func Paths(pid int) ([]string, error) {
 	defer closeAll(locs)
 	var out []string
 	for _, l := range locs {
-		out = append(out, l.path())
+		if l.refused == nil {
+			out = append(out, l.path())
+		}
 	}
 	return out, nil
 }
@@ -149,6 +158,10 @@ func PlaceWith(ctx context.Context, pid int, entries []Entry, o PlaceOptions) ([
 		if err := ctx.Err(); err != nil {
 			return done, err
 		}
+		if l.refused != nil {
+			errs = append(errs, l.refused)
+			continue
+		}
 		uid, gid := o.UID, o.GID
 		if i == 0 && len(locs) > 1 && o.JVMOwnsContainerMap {
 			uid, gid = t.UID, t.GID
@@ -187,6 +200,9 @@ func CleanOwned(_ context.Context, pid, uid int) ([]string, error) {
 	var removed []string
 	var errs []error
 	for i, l := range locs {
+		if l.refused != nil {
+			continue // nothing of ours can be there; what is there is not ours to remove
+		}
 		owners := []int{0, uid}
 		if i == 0 && len(locs) > 1 && t != nil {
 			owners = append(owners, t.UID)

@@ -1,10 +1,8 @@
 package faults_test
 
 import (
-	"bufio"
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,43 +36,7 @@ func TestPidNamespaceSharedTmp(t *testing.T) {
 	// The other user's JVM, whose pid in its namespace is the root JVM's host pid.
 	cp := testutil.Compile(t, jdk, "Sleeper")
 	script := `echo "$1" > /proc/sys/kernel/ns_last_pid && sh -c 'exec "$0" -Xmx64m -cp "$1" Sleeper' "$2" "$3"`
-	cmd := exec.Command("setpriv", "--reuid="+strconv.Itoa(otherUID), "--regid="+strconv.Itoa(otherUID), "--clear-groups", "--",
-		"unshare", "-Urmp", "--kill-child", "--mount-proc", "sh", "-c", script, "sh", strconv.Itoa(victim.PID-1), jdk.Bin("java"), cp)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		ok := false
-		for sc.Scan() {
-			if !ok && strings.TrimSpace(sc.Text()) == "ready" {
-				ok = true
-				ready <- true
-			}
-		}
-		if !ok {
-			ready <- false
-		}
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // --kill-child takes the namespace's processes with it
-		_ = cmd.Wait()
-	})
-	select {
-	case ok := <-ready:
-		if !ok {
-			testutil.Skipf(t, "an unprivileged pid namespace with a chosen pid (unshare -Urp, ns_last_pid) could not be made: %s", stderr.String())
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("the other user's JVM did not start: %s", stderr.String())
-	}
+	startOther(t, "unshare", "-Urmp", "--kill-child", "--mount-proc", "sh", "-c", script, "sh", strconv.Itoa(victim.PID-1), jdk.Bin("java"), cp)
 	other := findNSPID(t, victim.PID, cp)
 	otherMap := "/tmp/perf-" + strconv.Itoa(other) + ".map"
 	t.Cleanup(func() { os.Remove(otherMap) })

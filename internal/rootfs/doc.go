@@ -50,6 +50,16 @@
 // may write without the sticky bit, a rotating log or a generated name in /tmp) is refused with
 // [ErrUnsafe], which wraps fs.ErrPermission. The [Mode] says how the process opens the file.
 //
+// # Only where the process's user may create
+//
+// What /proc/<pid>/root reaches is decided by the process's mounts, which any user can choose in a user
+// and mount namespace of their own: a root-owned directory they cannot write (/etc) bind-mounted at their
+// JVM's /tmp. [MayCreate] is the one rule for every name jvmkit creates or removes in a process's world
+// (maps, lock files, attach triggers, agent directories, files made for the process, and names the
+// process is asked to create, which Prepare refuses up front): only where the process's own user may
+// create, by the directory's permission bits for the class the kernel picks. See MayCreate for uid 0,
+// access control lists and capabilities.
+//
 // # Own writes
 //
 // [WriteFile], [WriteOutput] and [Temp] write a file under a name nobody can guess (O_CREAT|O_EXCL|

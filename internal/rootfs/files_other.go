@@ -65,8 +65,8 @@ func WriteFile(_ int, dir, name string, _ []byte, _, _ int, _ uint32) error {
 }
 
 // NewProcess describes a process. Only Linux is supported: the result opens nothing.
-func NewProcess(pid, uid, gid int, cwdPath string) *Process {
-	return &Process{UID: uid, GID: gid, CwdPath: cwdPath}
+func NewProcess(pid, uid, gid int, groups []int, cwdPath string) *Process {
+	return &Process{UID: uid, GID: gid, Groups: groups, CwdPath: cwdPath}
 }
 
 // WriteOutput writes a file of the caller's with write; elsewhere than on Linux, plainly.

@@ -207,7 +207,7 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 	pr := p.pr
 	switch p.Mode {
 	case Exclusive:
-		return nil
+		return p.jvmCreates(d)
 	case Private:
 		return pr.private(d)
 	case PrivateDir, FollowOrDir:
@@ -248,7 +248,7 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 			ErrUnsafe, shown, d.st.Mode&0o7777, p.Name, pr.UID)
 	}
 	if !shared && p.Mode != Fresh {
-		return nil // nobody but trusted users can put anything at the name
+		return p.jvmCreates(d) // nobody but trusted users can put anything at the name
 	}
 	if p.Mode == FollowOrDir {
 		p.Mode = Follow
@@ -283,6 +283,10 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 	if exists {
 		what = fmt.Sprintf("%s owned by uid %d%s", Kind(st.Mode), st.Uid, describe(d.fd, p.Name, st))
 	}
+	// The new file is the process's: only where its own user could have made it (see MayCreate).
+	if err := pr.mayCreate(d); err != nil {
+		return err
+	}
 	RemoveStale(d.fd, prepPrefix, ".tmp")
 	t, err := CreateTemp(d.fd, shown, prepPrefix, ".tmp", perm)
 	if err != nil {
@@ -312,6 +316,21 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 	p.Replaced = exists
 	if suspicious {
 		p.Note = fmt.Sprintf("%s was %s; replaced it with a new empty file owned by uid %d before the JVM wrote it", p.HostPath(), what, pr.UID)
+	}
+	return nil
+}
+
+// jvmCreates refuses a name that the process is to create itself (nothing is there) in a directory
+// where its user may not create files: it would fail, and say so only in its own output. Where only an
+// access control list could allow it, the process is left to try.
+func (p *Prepared) jvmCreates(d dir) error {
+	var st unix.Stat_t
+	err := unix.Fstatat(d.fd, p.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if !errors.Is(err, unix.ENOENT) {
+		return nil // there: the process opens it (Follow), or fails on it (Exclusive)
+	}
+	if err := p.pr.mayCreate(d); err != nil && !errors.Is(err, errACL) {
+		return err
 	}
 	return nil
 }

@@ -155,6 +155,11 @@ func TestPrepareRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.plant(t, filepath.Join(w.sticky, "dir-in-the-way"), "dir")
+	// Root's directories that the writer may not create files in, as a bind mount in the writer's
+	// world may show them (MayCreate): nothing is made there for it, and it is not asked to make anything.
+	rootDir, rootSticky := filepath.Join(w.base, "etc"), filepath.Join(w.base, "group-tmp")
+	mkdir(t, rootDir, 0o755, 0)
+	mkdir(t, rootSticky, 0o1770, 0)
 	cases := []struct {
 		path string
 		mode rootfs.Mode
@@ -167,6 +172,11 @@ func TestPrepareRefuses(t *testing.T) {
 		{filepath.Join(w.sticky, "x.log"), rootfs.Private, "every user can write"},
 		{w.sticky, rootfs.PrivateDir, "every user can write"},
 		{filepath.Join(w.sticky, "dir-in-the-way"), rootfs.Follow, "directory owned by uid 65534"},
+		{filepath.Join(rootDir, "perf-1.map"), rootfs.Fresh, "uid 1000 may not create files in"},
+		{filepath.Join(rootDir, "x.jfr"), rootfs.Follow, "uid 1000 may not create files in"},
+		{filepath.Join(rootDir, "x.hprof"), rootfs.Exclusive, "uid 1000 may not create files in"},
+		{filepath.Join(rootSticky, "x.jfr"), rootfs.Follow, "uid 1000 may not create files in"},
+		{filepath.Join(rootSticky, "x.log"), rootfs.Append, "uid 1000 may not create files in"},
 	}
 	for _, c := range cases {
 		p, err := w.pr.Prepare(c.path, c.mode, 0o644)
@@ -177,6 +187,11 @@ func TestPrepareRefuses(t *testing.T) {
 		}
 		if !errors.Is(err, rootfs.ErrUnsafe) || !errors.Is(err, os.ErrPermission) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Prepare(%s, %d): %v; want ErrUnsafe saying %q", c.path, c.mode, err, c.want)
+		}
+	}
+	for _, d := range []string{rootDir, rootSticky} {
+		if names, err := os.ReadDir(d); err != nil || len(names) != 0 {
+			t.Errorf("%s: %v %v; want it empty", d, names, err)
 		}
 	}
 	w.victimIntact(t)

@@ -19,6 +19,7 @@ type Process struct {
 	CwdPath string // the working directory as the process sees it, for messages; "" when it has none
 	UID     int    // effective uid and gid, as the caller sees them
 	GID     int
+	Groups  []int // supplementary groups, as the caller sees them (MayCreate)
 	// Trusted are users trusted besides root and UID: for a process in a user namespace, the host uid
 	// of that namespace's root, which owns the container anyway.
 	Trusted []int
