@@ -67,7 +67,15 @@ func (m *ProcessMemory) ReadAt(p []byte, addr uint64) (int, error) {
 func gone(pid int, err error) error {
 	// A live process answers an unmapped address with EIO or EFAULT, which walkers of untrusted
 	// memory meet all the time: only the two errors of an exited one are worth a look at /proc.
-	if !errors.Is(err, io.EOF) && !errors.Is(err, unix.ESRCH) {
+	if errors.Is(err, io.EOF) {
+		// /proc/<pid>/mem reads nothing only once the address space it was opened on has no user left
+		// (the kernel's mem_rw: mmget_not_zero fails): every thread has exited, or the process exec'd.
+		// The process may still look alive then: its pidfd signals only after the thread group's exit
+		// is reported, which a JVM killed with a hundred threads reaches well after its memory is gone
+		// (seen: gjmaps reported "read ... EOF" for a JVM killed with SIGKILL under it).
+		return fmt.Errorf("%w: process %d exited while being read (its address space is gone: %w)", ErrProcessGone, pid, err)
+	}
+	if !errors.Is(err, unix.ESRCH) {
 		return err
 	}
 	if procfs.Default.Alive(pid) {

@@ -197,7 +197,11 @@ func TestKilled(t *testing.T) {
 			// (exit 3).
 			s, want := startTool(t, "gjcmd", pid, "GC.heap_dump", "-all", "dump.hprof"), 3
 			if i == len(jvms)-1 {
-				s, want = startTool(t, "gjmaps", "-p", pid, "--strategy", "jcmd"), 1
+				strategy := "jcmd"
+				if jdk.Feature < 17 {
+					strategy = "vmstructs" // no Compiler.perfmap (TestNoPerfMapCommand)
+				}
+				s, want = startTool(t, "gjmaps", "-p", pid, "--strategy", strategy), 1
 				t.Cleanup(func() { os.Remove("/tmp/perf-" + pid + ".map") })
 			}
 			time.Sleep(d)
@@ -262,8 +266,12 @@ func TestGjmapsKilled(t *testing.T) {
 		pid := strconv.Itoa(j.PID)
 		host := "/tmp/perf-" + pid + ".map"
 		t.Cleanup(func() { os.Remove(host) })
+		strategies := []string{"jcmd", "agent", "vmstructs"}
+		if jdk.Feature < 17 {
+			strategies[0] = "vmstructs" // no Compiler.perfmap (TestNoPerfMapCommand)
+		}
 		for i := range 6 {
-			strategy := []string{"jcmd", "agent", "vmstructs"}[i%3]
+			strategy := strategies[i%3]
 			sig := []unix.Signal{unix.SIGKILL, unix.SIGINT}[i%2]
 			d := time.Duration(rng.IntN(150)) * time.Millisecond
 			s := startTool(t, "gjmaps", "-p", pid, "--strategy", strategy)
