@@ -276,11 +276,12 @@ func runTool(t *testing.T, bin string, args ...string) []byte {
 }
 
 // TestAgainstJDK records Demo (default settings, several chunks; profile settings), Leak (Old
-// Object Samples with paths to GC roots) and Jetty under load on every JDK, and checks every event,
+// Object Samples with paths to GC roots) on every JDK and Jetty under load on JDK 25 at full depth (see
+// testutil.Depth), and checks every event,
 // the summary, the CPU flame graph and the leak chains against the JDK's jfr tool.
 func TestAgainstJDK(t *testing.T) {
 	oracle := oracleJDK(t)
-	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+	testutil.ForEachJDKDepth(t, func(t *testing.T, jdk testutil.JDK, depth testutil.Depth) {
 		if _, err := os.Stat(jdk.Bin("jcmd")); err != nil {
 			testutil.Skipf(t, "%s has no jcmd", jdk)
 		}
@@ -292,8 +293,8 @@ func TestAgainstJDK(t *testing.T) {
 			check(rec)
 		}
 		check(recordLeak(t, jdk, dir))
-		if jdk.Feature >= 25 {
-			// One real application, on the newest JDK: a hundred event types under load.
+		if jdk.Feature >= 25 && depth == testutil.Full {
+			// One real application, on the newest full-depth JDK: a hundred event types under load.
 			check(recordApp(t, jdk, dir))
 		}
 	})

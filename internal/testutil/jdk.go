@@ -34,6 +34,13 @@ const (
 	// defaultTestJDKs is what an unset $JVMKIT_TEST_JDKS means. The cache's JDKs (11, 21, 25 in the trixie root
 	// filesystem) are opt-in until every live test passes on them.
 	defaultTestJDKs = "host"
+	// FullJDKsEnv selects, with the syntax of [TestJDKsEnv], the JDKs on which the expensive tiers run their
+	// full depth (see [Depth]); on the others they run a smoke pass. Unset, it is defaultFullJDKs.
+	FullJDKsEnv = "JVMKIT_TEST_FULL_JDKS"
+	// defaultFullJDKs: the host's JDKs (Debian's 17, and Temurin 25 where installed) carry the full depth, as
+	// they did before the cache's JDKs joined make test; keeping the others at smoke depth keeps make test
+	// within its 35 minutes on two cores.
+	defaultFullJDKs = "host"
 	// requiredFeature is the JDK every live test runs on; the others are a bonus.
 	requiredFeature = 17
 	// stampFile marks a cache entry that scripts/setup finished and published.
@@ -148,6 +155,68 @@ func JDK17(t testing.TB) JDK {
 func ForEachJDK(t *testing.T, f func(t *testing.T, jdk JDK)) {
 	t.Helper()
 	for _, jdk := range JDKs(t) {
+		t.Run(jdk.Name(), func(t *testing.T) {
+			if jdk.Root != "" {
+				MustHaveRoot(t)
+			}
+			f(t, jdk)
+		})
+	}
+}
+
+// Depth is how much of an expensive tier runs on one JDK. The suite puts every JDK in every tier, but not
+// every tier at its full depth on every JDK: checks whose outcome depends on the JDK (the attach protocol,
+// VMStructs types, threads, flags and code cache, the unwinder, USDT probes, perf map strategies, the JFR
+// reader) run whole on every JDK through [ForEachJDK]; application-level tiers whose cost is in load and
+// windows rather than in JDK differences (the real applications) run through [ForEachJDKDepth], whole on the
+// JDKs $JVMKIT_TEST_FULL_JDKS selects and as a smoke pass on the others (see doc.go, "Coverage rule").
+type Depth int
+
+const (
+	// Smoke is one short pass that proves the tier works on the JDK: its JVM starts, jvmkit attaches and its
+	// figures agree with the oracle, without the tier's breadth (every application, collector and window).
+	Smoke Depth = iota
+	// Full is everything the tier checks.
+	Full
+)
+
+func (d Depth) String() string {
+	if d == Full {
+		return "full"
+	}
+	return "smoke"
+}
+
+// DepthOf returns the depth of the expensive tiers on jdk: [Full] if $JVMKIT_TEST_FULL_JDKS (see [FullJDKsEnv];
+// default "host") selects it, else [Smoke]. A selection that names no JDK found fails the test.
+func DepthOf(t testing.TB, jdk JDK) Depth {
+	t.Helper()
+	full, err := selectJDKs(discover().jdks, cmp.Or(strings.TrimSpace(os.Getenv(FullJDKsEnv)), defaultFullJDKs))
+	if err != nil {
+		t.Fatalf("%s: %v", FullJDKsEnv, err)
+	}
+	if slices.ContainsFunc(full, func(j JDK) bool { return j.Home == jdk.Home }) {
+		return Full
+	}
+	return Smoke
+}
+
+// ForEachJDKDepth is [ForEachJDK] for an expensive tier: f also gets the tier's [Depth] on the JDK, and runs
+// its full checks only at [Full].
+func ForEachJDKDepth(t *testing.T, f func(t *testing.T, jdk JDK, depth Depth)) {
+	t.Helper()
+	ForEachJDK(t, func(t *testing.T, jdk JDK) { f(t, jdk, DepthOf(t, jdk)) })
+}
+
+// ForEachFullJDK runs f as a subtest for every JDK of [JDKs] at [Full] depth only: for a check that another
+// tier's smoke pass already covers on the other JDKs (the test's comment names which), so that those JDKs
+// neither pay for it twice nor show a skip for something that is tested.
+func ForEachFullJDK(t *testing.T, f func(t *testing.T, jdk JDK)) {
+	t.Helper()
+	for _, jdk := range JDKs(t) {
+		if DepthOf(t, jdk) != Full {
+			continue
+		}
 		t.Run(jdk.Name(), func(t *testing.T) {
 			if jdk.Root != "" {
 				MustHaveRoot(t)

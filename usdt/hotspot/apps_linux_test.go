@@ -107,11 +107,13 @@ func describeTop(s map[string]float64, top []string) string {
 // against the goal of issue 12 (9/10 and 85%), and asserts what holds on this shared 2-core machine,
 // where the applications serve a few requests a second and so allocate a few MB in the window: the
 // truth's 3 first classes are in the sample's top 10 and half the bytes agree. Then it measures whether
-// the sampled JVM keeps firing after the flag is reset (code compiled while it was on).
+// the sampled JVM keeps firing after the flag is reset (code compiled while it was on). It runs on the
+// full-depth JDKs (testutil.Depth); on the others, internal/realapps' smoke pass runs alloc --switch-flags on
+// Jetty, and TestAllocAll and TestSwitchFlags here check the probes and the flag switch on Demo.
 func TestAllocRealApps(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	const warm, trace = 10 * time.Second, 10 * time.Second
-	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+	testutil.ForEachFullJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		testutil.SkipWithoutProbes(t, jdk)
 		// H2 is left out: under this machine's load its full-probe instance often fires nothing in the
 		// window (its JDBC client gets a few statements a second through; measured 0 firings in 10 s
