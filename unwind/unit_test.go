@@ -107,6 +107,28 @@ func TestC2IReturn(t *testing.T) {
 	}
 }
 
+// TestPoppedAfterCall counts the arguments popped after a call (C1's "pop rsi; pop rsi" after its slow
+// subtype check, JDK 17), never an epilogue's "pop rbp".
+func TestPoppedAfterCall(t *testing.T) {
+	for _, c := range []struct {
+		code []byte
+		want int
+	}{
+		{[]byte{0x5e, 0x5e, 0x85, 0xf6}, 2},
+		{[]byte{0x41, 0x58, 0x41, 0x5f, 0x58}, 3},
+		{[]byte{0x5d, 0xc3}, 0},
+		{[]byte{0x58, 0x5d}, 1},
+		{[]byte{0x58, 0x58, 0x58, 0x58, 0x58}, 4},
+		{[]byte{0x41}, 0},
+		{[]byte{0x48, 0x83, 0xc4, 0x10}, 0},
+		{nil, 0},
+	} {
+		if got := poppedAfterCall(c.code); got != c.want {
+			t.Errorf("poppedAfterCall(% x) = %d, want %d", c.code, got, c.want)
+		}
+	}
+}
+
 // TestCallPatterns decodes the instruction before a return address as a call.
 func TestCallPatterns(t *testing.T) {
 	pad := func(b ...byte) []byte { return append(make([]byte, 8-len(b)), b...) }
@@ -147,6 +169,7 @@ func FuzzPatterns(f *testing.F) {
 		isSubRSP(code)
 		interpreterReturn(code)
 		c2iReturn(code)
+		poppedAfterCall(code)
 		if len(code) >= 8 {
 			indirectCall(code[:8])
 			directCallTarget(code[:5], 0x1000)

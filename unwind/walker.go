@@ -900,7 +900,7 @@ func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (n
 			if k > 0 && fp == slot-wordSize {
 				nfp = word(fp) // the stub ran "enter"
 			}
-			return ra, slot + wordSize, nfp, ReasonNone
+			return ra, slot + wordSize + st.stackArgs(ra), nfp, ReasonNone
 		}
 	}
 	code := st.code(pc, 8)
@@ -931,6 +931,17 @@ func (st *walkState) stub(b *vmstructs.CodeBlob, pc, sp, fp uint64, top bool) (n
 		}
 	}
 	return 0, 0, 0, ReasonBadReturn
+}
+
+// stackArgs is the size of the arguments a compiled method pushed for the call that returns to ra, which
+// it pops after the call: its frame (of a fixed size from its sp) starts above them. Measured on Jetty
+// (JDK 17, 60 s at 499 Hz): samples in C1's slow_subtype_check stub were unwound into the caller's frame
+// two words low and ended in interpreter-frame or bad-return-address.
+func (st *walkState) stackArgs(ra uint64) uint64 {
+	if bi, err := st.w.blob(ra); err != nil || bi == nil || bi.b.Kind != vmstructs.KindNMethod {
+		return 0
+	}
+	return uint64(poppedAfterCall(st.code(ra, 8))) * wordSize
 }
 
 // maxStubScan bounds the words above a stub's sp searched for its return address: C1's stubs that

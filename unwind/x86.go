@@ -253,3 +253,22 @@ func c2iReturn(code []byte) (inRAX, r13Set bool) {
 	}
 	return false, false
 }
+
+// poppedAfterCall counts the "pop" instructions that start code at a return address (at most 4), rbp's
+// left out: code that pushed arguments for a call pops them right after it (C1 passes the two klasses of
+// its slow subtype check on the stack), so the caller's frame is that many words above the return
+// address. A "pop rbp" there would be an epilogue's, part of the frame itself.
+func poppedAfterCall(code []byte) int {
+	n := 0
+	for i := 0; n < 4 && i < len(code); n++ {
+		switch c := code[i:]; {
+		case c[0] >= 0x58 && c[0] <= 0x5f && c[0] != 0x5d: // pop rax..rdi
+			i++
+		case len(c) >= 2 && c[0] == 0x41 && c[1] >= 0x58 && c[1] <= 0x5f: // pop r8..r15
+			i += 2
+		default:
+			return n
+		}
+	}
+	return n
+}
