@@ -49,6 +49,13 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 	if err != nil || len(planned) == 0 {
 		return nil, err
 	}
+	for _, w := range planned {
+		if w.path == "/tmp/perf-"+strconv.Itoa(c.Target().NSPID)+".map" {
+			if err := foreignMap(c.Target(), name); err != nil {
+				return nil, err
+			}
+		}
+	}
 	ws := &Writes{}
 	if name == "Compiler.perfmap" {
 		if ws.lock, err = LockMap(ctx, c.Target()); err != nil {
@@ -97,6 +104,37 @@ func (c *Client) process(ctx context.Context) *rootfs.Process {
 	return rootfs.NewProcess(t.PID, t.UID, t.GID, t.Status.Groups, cwd)
 }
 
+// MapPID is the pid in the names of JVM t's perf map and map lock in its /tmp: its pid in its own
+// namespace, except when its /tmp is the host's own while that pid is not its host pid (a pid namespace
+// without a mount namespace of its own, unshare -Urp, or a container given the host's /tmp). There
+// /tmp/perf-<nspid>.map is the map of host process <nspid>, another process, and any user can make such
+// a namespace and choose its pid (ns_last_pid): the host pid is used, and foreign says so.
+func MapPID(t *attach.Target) (pid int, foreign bool) {
+	if t.NSPID == t.PID {
+		return t.PID, false
+	}
+	dfd, err := openInRoot(t, "/tmp", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return t.NSPID, false
+	}
+	defer unix.Close(dfd)
+	var in, host unix.Stat_t
+	if unix.Fstat(dfd, &in) != nil || unix.Stat("/tmp", &host) != nil || in.Dev != host.Dev || in.Ino != host.Ino {
+		return t.NSPID, false
+	}
+	return t.PID, true
+}
+
+// foreignMap refuses to have JVM t write /tmp/perf-<nspid>.map when that name is another process's
+// map (MapPID).
+func foreignMap(t *attach.Target, what string) error {
+	if _, foreign := MapPID(t); !foreign {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: JVM %d is pid %d in its own pid namespace but shares the host's /tmp, where /tmp/perf-%d.map is the map of host process %d; not asking the JVM to write it (gjmaps --strategy vmstructs writes /tmp/perf-%d.map)",
+		attach.ErrPermission, what, t.PID, t.NSPID, t.NSPID, t.NSPID, t.PID)
+}
+
 // mapLockWait bounds the wait for another writer of the same JVM's map.
 const mapLockWait = 60 * time.Second
 
@@ -120,7 +158,8 @@ func LockMap(ctx context.Context, t *attach.Target) (*os.File, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, mapLockWait)
 	defer cancel()
-	f, err := rootfs.Lock(ctx, dfd, HostPath(t, "/tmp"), ".perf-"+strconv.Itoa(t.NSPID)+".map.lock", t.UID, t.GID)
+	pid, _ := MapPID(t)
+	f, err := rootfs.Lock(ctx, dfd, HostPath(t, "/tmp"), ".perf-"+strconv.Itoa(pid)+".map.lock", t.UID, t.GID)
 	if errors.Is(err, unix.EROFS) {
 		return nil, nil
 	}
@@ -149,6 +188,11 @@ func (c *Client) PerfMapData(ctx context.Context) ([]byte, *File, error) {
 	}
 	if feature < 17 {
 		return nil, nil, noPerfMap(feature)
+	}
+	if feature < 22 {
+		if err := foreignMap(t, "Compiler.perfmap"); err != nil {
+			return nil, nil, err
+		}
 	}
 	path, line := "/tmp/perf-"+strconv.Itoa(t.NSPID)+".map", "Compiler.perfmap"
 	if feature >= 22 {

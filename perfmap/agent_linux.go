@@ -229,6 +229,10 @@ func (s *agentSession) runOurs(libPath, options string) ([]Entry, error) {
 // the map is read back from that file.
 func (s *agentSession) runOther(libPath, hostLib, options string) ([]Entry, error) {
 	name := "perf-" + strconv.Itoa(s.t.NSPID) + ".map"
+	if _, foreign := jcmd.MapPID(s.t); foreign {
+		return nil, fmt.Errorf("%w: perfmap: not loading agent %s into process %d: it writes /tmp/perf-%d.map, which is host process %d's map (the JVM is pid %d in its own pid namespace and shares the host's /tmp)",
+			attach.ErrPermission, hostLib, s.t.PID, s.t.NSPID, s.t.NSPID, s.t.NSPID)
+	}
 	saved := ""
 	var st unix.Stat_t
 	switch err := unix.Fstatat(s.tmp, name, &st, unix.AT_SYMLINK_NOFOLLOW); {

@@ -46,10 +46,24 @@ func TestPidNamespaceSharedTmp(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, otherMap) || strings.Contains(r.stdout, victimMap) {
 		t.Errorf("want exit 0 writing %s only; got %s", otherMap, r)
 	}
-	after, afterSt := readMap(t, victimMap)
-	if !bytes.Equal(before, after) || afterSt.Ino != beforeSt.Ino || afterSt.Uid != 0 {
-		t.Errorf("gjmaps on uid %d's JVM replaced the root JVM's map %s (%d bytes, inode %d -> %d bytes, inode %d, uid %d)",
-			otherUID, victimMap, len(before), beforeSt.Ino, len(after), afterSt.Ino, afterSt.Uid)
+	intact := func(what string) {
+		t.Helper()
+		after, afterSt := readMap(t, victimMap)
+		if !bytes.Equal(before, after) || afterSt.Ino != beforeSt.Ino || afterSt.Uid != 0 {
+			t.Errorf("%s on uid %d's JVM replaced the root JVM's map %s (%d bytes, inode %d -> %d bytes, inode %d, uid %d)",
+				what, otherUID, victimMap, len(before), beforeSt.Ino, len(after), afterSt.Ino, afterSt.Uid)
+		}
+	}
+	intact("gjmaps --strategy vmstructs")
+	// JDK 17 to 21 write their map only at /tmp/perf-<nspid>.map, here the root JVM's: the JVM must not
+	// be asked to (gjmaps --strategy jcmd, gjcmd Compiler.perfmap).
+	o := strconv.Itoa(other)
+	for _, args := range [][]string{{"gjmaps", "-p", o, "--strategy", "jcmd"}, {"gjcmd", o, "Compiler.perfmap"}} {
+		r := tool(t, args[0], args[1:]...)
+		if r.code == 0 || !strings.Contains(r.stderr, "shares the host's /tmp") {
+			t.Errorf("want a non-zero exit saying the JVM shares the host's /tmp; got %s", r)
+		}
+		intact(strings.Join(args, " "))
 	}
 	r = tool(t, "gjmaps", "-p", strconv.Itoa(other), "--clean")
 	if _, err := os.Lstat(victimMap); err != nil || strings.Contains(r.stdout, victimMap) {
