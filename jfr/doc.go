@@ -48,7 +48,9 @@
 // (Debian 17.0.15) and Temurin 25, default and profile settings, one and several chunks. Values
 // equal JDK 25's `jfr print --json`. Older JDKs' tools print two things differently, which the tests
 // allow for: unsigned numbers with their sign (JDK 17 and before; "-1" for 18446744073709551615), and
-// a Long.MAX_VALUE timespan in milliseconds as that many milliseconds instead of "forever". Version
+// a Long.MAX_VALUE timespan in milliseconds as that many milliseconds instead of "forever"; JDK 11's
+// tool also times some events up to a millisecond away from JDK 25's (seen on a second chunk's
+// jdk.ExecuteVMOperation, 0.74 ms). Version
 // 1.x files (JDK 9 and 10) are read with the com.oracle.jdk prefix but are untested. Chunks larger
 // than 2 GiB are refused.
 //

@@ -276,12 +276,12 @@ func runTool(t *testing.T, bin string, args ...string) []byte {
 }
 
 // TestAgainstJDK records Demo (default settings, several chunks; profile settings), Leak (Old
-// Object Samples with paths to GC roots) on every JDK and Jetty under load on JDK 25 at full depth (see
-// testutil.Depth), and checks every event,
+// Object Samples with paths to GC roots) on every JDK and Jetty under load on the oracle's JDK (the newest),
+// and checks every event,
 // the summary, the CPU flame graph and the leak chains against the JDK's jfr tool.
 func TestAgainstJDK(t *testing.T) {
 	oracle := oracleJDK(t)
-	testutil.ForEachJDKDepth(t, func(t *testing.T, jdk testutil.JDK, depth testutil.Depth) {
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		if _, err := os.Stat(jdk.Bin("jcmd")); err != nil {
 			testutil.Skipf(t, "%s has no jcmd", jdk)
 		}
@@ -293,8 +293,8 @@ func TestAgainstJDK(t *testing.T) {
 			check(rec)
 		}
 		check(recordLeak(t, jdk, dir))
-		if jdk.Feature >= 25 && depth == testutil.Full {
-			// One real application, on the newest full-depth JDK: a hundred event types under load.
+		if jdk.Home == oracle.Home {
+			// One real application, on the newest JDK: a hundred event types under load.
 			check(recordApp(t, jdk, dir))
 		}
 	})
@@ -333,7 +333,13 @@ func checkRecording(t *testing.T, oracle testutil.JDK, rec recording) {
 	if own := rec.jdk.Bin("jfr"); rec.jdk.Home != oracle.Home && rec.name != "demo-default" {
 		if _, err := os.Stat(own); err == nil {
 			old := jdkEvents(t, bytes.NewReader(runTool(t, own, "print", "--json", "--stack-depth", "1000000", rec.path)))
-			compareEvents(t, old, got, jdkCompat{signedUnsigned: rec.jdk.Feature < 19})
+			compat := jdkCompat{signedUnsigned: rec.jdk.Feature < 19}
+			if rec.jdk.Feature < 14 {
+				// JDK 11's tool times some events of a later chunk differently from JDK 25's, which our
+				// values equal (above): seen 0.74 and 0.76 ms on jdk.ExecuteVMOperation's startTime.
+				compat.instantSkew = time.Millisecond
+			}
+			compareEvents(t, old, got, compat)
 		}
 	}
 
