@@ -6,7 +6,7 @@
 GO        ?= go
 BIN       := bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X github.com/jvmkit/jvmkit/internal/cli.Version=$(VERSION)
+LDFLAGS   := -s -w -X github.com/jvmkit/jvmkit/internal/cliutil.Version=$(VERSION)
 GOLANGCI  := $(BIN)/golangci-lint
 GOLANGCI_VERSION := v2.15.0
 FUZZTIME  ?= 20s

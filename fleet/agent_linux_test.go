@@ -29,7 +29,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/jvmkit/jvmkit/fleet"
-	"github.com/jvmkit/jvmkit/internal/cli"
+	jvmkitcli "github.com/jvmkit/jvmkit/internal/cli/jvmkit"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
@@ -159,7 +159,7 @@ func cgroup2Mount(t *testing.T) string {
 // oneShot runs `jvmkit profile` on pid for d and returns its folded stacks.
 func oneShot(pid int, d time.Duration, freq int) (map[string]int64, error) {
 	var out, errOut bytes.Buffer
-	code := cli.JvmkitMain([]string{"profile", strconv.Itoa(pid), "-d", d.String(), "-F", strconv.Itoa(freq), "--format", "folded"}, &out, &errOut)
+	code := jvmkitcli.Main([]string{"profile", strconv.Itoa(pid), "-d", d.String(), "-F", strconv.Itoa(freq), "--format", "folded"}, &out, &errOut)
 	if code != 0 {
 		return nil, fmt.Errorf("jvmkit profile: exit %d: %s", code, errOut.String())
 	}

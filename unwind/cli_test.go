@@ -18,18 +18,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
-	"github.com/jvmkit/jvmkit/internal/cli"
+	jvmkitcli "github.com/jvmkit/jvmkit/internal/cli/jvmkit"
+	"github.com/jvmkit/jvmkit/internal/cliutil"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/unwind"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
-// These tests are in package unwind_test because they run the jvmkit command (internal/cli imports
+// These tests are in package unwind_test because they run the jvmkit command (internal/cli/jvmkit imports
 // unwind).
 
 func jvmkit(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
-	code = cli.JvmkitMain(args, &o, &e)
+	code = jvmkitcli.Main(args, &o, &e)
 	return code, o.String(), e.String()
 }
 
@@ -218,12 +219,12 @@ func TestProfileNotHotSpot(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	p := testutil.StartProcess(t, "sleep", "60")
 	code, _, stderr := jvmkit("profile", "-d", "1s", strconv.Itoa(p.Process.Pid))
-	if code != cli.ExitNoJVM || !strings.Contains(stderr, "no libjvm.so") {
-		t.Errorf("exit %d, stderr %q; want %d and a message naming libjvm.so", code, stderr, cli.ExitNoJVM)
+	if code != cliutil.ExitNoJVM || !strings.Contains(stderr, "no libjvm.so") {
+		t.Errorf("exit %d, stderr %q; want %d and a message naming libjvm.so", code, stderr, cliutil.ExitNoJVM)
 	}
 	code, _, stderr = jvmkit("profile", "-d", "1s", "999999999")
-	if code != cli.ExitNoJVM || stderr == "" {
-		t.Errorf("no such pid: exit %d, stderr %q; want %d", code, stderr, cli.ExitNoJVM)
+	if code != cliutil.ExitNoJVM || stderr == "" {
+		t.Errorf("no such pid: exit %d, stderr %q; want %d", code, stderr, cliutil.ExitNoJVM)
 	}
 }
 
@@ -236,8 +237,8 @@ func TestProfileUsage(t *testing.T) {
 		{"profile", "--format", "xml", "1"},
 	} {
 		code, _, stderr := jvmkit(args...)
-		if code != cli.ExitUsage || stderr == "" {
-			t.Errorf("%v: exit %d, stderr %q; want %d and a message", args, code, stderr, cli.ExitUsage)
+		if code != cliutil.ExitUsage || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q; want %d and a message", args, code, stderr, cliutil.ExitUsage)
 		}
 	}
 }

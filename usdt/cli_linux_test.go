@@ -11,14 +11,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jvmkit/jvmkit/internal/cli"
+	jvmkitcli "github.com/jvmkit/jvmkit/internal/cli/jvmkit"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/usdt"
 )
 
 func jvmkit(args ...string) (stdout, stderr string, code int) {
 	var o, e bytes.Buffer
-	code = cli.JvmkitMain(args, &o, &e)
+	code = jvmkitcli.Main(args, &o, &e)
 	return o.String(), e.String(), code
 }
 
@@ -167,7 +167,7 @@ func TestCLITrace(t *testing.T) {
 			var stdout, stderr testutil.SyncBuffer
 			done := make(chan int)
 			go func() {
-				done <- cli.JvmkitMain([]string{"usdt", "trace", strconv.Itoa(fx.pid), "fx:*",
+				done <- jvmkitcli.Main([]string{"usdt", "trace", strconv.Itoa(fx.pid), "fx:*",
 					"--string", "fx:str=0:1", "--string", "longstr=0:1", "--string", "fx:cstr=0", "--string", "badstr=0:1", "--string-size", "100"},
 					&stdout, &stderr)
 			}()

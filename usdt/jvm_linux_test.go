@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jvmkit/jvmkit/internal/cli"
+	jvmkitcli "github.com/jvmkit/jvmkit/internal/cli/jvmkit"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/perfmap"
 	"github.com/jvmkit/jvmkit/usdt"
@@ -140,7 +140,7 @@ func testCompiledMethodLoad(t *testing.T, jdk testutil.JDK, namespace bool) {
 		Namespace: namespace,
 	})
 	var stdout, stderr bytes.Buffer
-	code := cli.JvmkitMain([]string{"usdt", "trace", strconv.Itoa(j.PID), "hotspot:compiled__method__load",
+	code := jvmkitcli.Main([]string{"usdt", "trace", strconv.Itoa(j.PID), "hotspot:compiled__method__load",
 		"--string", "compiled__method__load=0:1,2:3,4:5", "--duration", "8s"}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("jvmkit usdt trace: exit status %d\n%s", code, stderr.String())

@@ -5,9 +5,9 @@ package main
 import (
 	"os"
 
-	"github.com/jvmkit/jvmkit/internal/cli"
+	"github.com/jvmkit/jvmkit/internal/cli/gjcmd"
 )
 
 func main() {
-	os.Exit(cli.GjcmdMain(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(gjcmd.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -5,9 +5,9 @@ package main
 import (
 	"os"
 
-	"github.com/jvmkit/jvmkit/internal/cli"
+	"github.com/jvmkit/jvmkit/internal/cli/gjmaps"
 )
 
 func main() {
-	os.Exit(cli.GjmapsMain(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(gjmaps.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jvmkit/jvmkit/internal/cli"
+	"github.com/jvmkit/jvmkit/internal/cli/gjmaps"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/perfmap"
 )
@@ -36,7 +36,7 @@ type summary struct {
 func run(t *testing.T, args ...string) (int, summary, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := cli.GjmapsMain(args, &out, &errOut)
+	code := gjmaps.Main(args, &out, &errOut)
 	var s summary
 	if containsJSON(args) {
 		if err := json.Unmarshal(out.Bytes(), &s); err != nil {

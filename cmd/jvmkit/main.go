@@ -5,11 +5,11 @@ package main
 import (
 	"os"
 
-	"github.com/jvmkit/jvmkit/internal/cli"
 	"github.com/jvmkit/jvmkit/internal/cli/agent"
 	"github.com/jvmkit/jvmkit/internal/cli/jfrexport"
+	"github.com/jvmkit/jvmkit/internal/cli/jvmkit"
 )
 
 func main() {
-	os.Exit(cli.JvmkitMain(os.Args[1:], os.Stdout, os.Stderr, agent.Command, jfrexport.Command))
+	os.Exit(jvmkit.Main(os.Args[1:], os.Stdout, os.Stderr, agent.Command, jfrexport.Command))
 }

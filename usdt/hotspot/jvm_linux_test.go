@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jvmkit/jvmkit/internal/cli"
+	jvmkitcli "github.com/jvmkit/jvmkit/internal/cli/jvmkit"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/usdt/hotspot"
@@ -21,7 +21,7 @@ import (
 
 func jvmkit(args ...string) (stdout, stderr string, code int) {
 	var o, e bytes.Buffer
-	code = cli.JvmkitMain(args, &o, &e)
+	code = jvmkitcli.Main(args, &o, &e)
 	return o.String(), e.String(), code
 }
 

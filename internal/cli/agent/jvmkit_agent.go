@@ -1,5 +1,5 @@
 // Package agent is the command line of `jvmkit agent` (package fleet), in a package of its own so
-// that only the jvmkit binary links its HTTP and protobuf clients: gjcmd and gjmaps share package cli.
+// that only the jvmkit binary links its HTTP and protobuf clients, not the tests of package jvmkit's tree.
 package agent
 
 import (
@@ -21,7 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/jvmkit/jvmkit/fleet"
-	"github.com/jvmkit/jvmkit/internal/cli"
+	"github.com/jvmkit/jvmkit/internal/cliutil"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
@@ -45,7 +45,7 @@ type agentFlags struct {
 	logLevel      string
 }
 
-// Command is `jvmkit agent`, for cli.JvmkitMain.
+// Command is `jvmkit agent`, for jvmkit.Main (cmd/jvmkit).
 func Command(stdout, stderr io.Writer) *cobra.Command {
 	a := &app{stdout: stdout, stderr: stderr}
 	var af agentFlags
@@ -110,24 +110,24 @@ type app struct {
 func (a *app) runAgent(ctx context.Context, af *agentFlags) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(af.logLevel)); err != nil {
-		return cli.UsageErrorf("--log-level %q: debug, info, warn or error", af.logLevel)
+		return cliutil.UsageErrorf("--log-level %q: debug, info, warn or error", af.logLevel)
 	}
 	if af.window < time.Second {
-		return cli.UsageErrorf("--window %v: at least 1s", af.window)
+		return cliutil.UsageErrorf("--window %v: at least 1s", af.window)
 	}
 	if af.freq <= 0 || af.freq > 10000 {
-		return cli.UsageErrorf("-F %d: the rate must be between 1 and 10000 Hz", af.freq)
+		return cliutil.UsageErrorf("-F %d: the rate must be between 1 and 10000 Hz", af.freq)
 	}
 	sizes := map[string]int64{}
 	for name, v := range map[string]string{"dir-max-size": af.dirMax, "buffer-size": af.buffer, "memory-limit": af.memLimit} {
 		n, err := parseSize(v)
 		if err != nil {
-			return cli.UsageErrorf("--%s: %v", name, err)
+			return cliutil.UsageErrorf("--%s: %v", name, err)
 		}
 		sizes[name] = n
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
-	v := cli.BuildVersion()
+	v := cliutil.BuildVersion()
 	var sinks []fleet.Sink
 	otlpHeaders, err := parseHeaders("otlp-header", af.otlpHeaders)
 	if err != nil {
@@ -140,13 +140,13 @@ func (a *app) runAgent(ctx context.Context, af *agentFlags) error {
 	for _, u := range af.otlp {
 		s := &fleet.OTLP{Endpoint: u, Headers: otlpHeaders, Version: v}
 		if _, err := s.URL(); err != nil {
-			return cli.UsageErrorf("--otlp: %v", err)
+			return cliutil.UsageErrorf("--otlp: %v", err)
 		}
 		sinks = append(sinks, s)
 	}
 	for _, u := range af.pyroscope {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return cli.UsageErrorf("--pyroscope %q: want http(s)://host:port", u)
+			return cliutil.UsageErrorf("--pyroscope %q: want http(s)://host:port", u)
 		}
 		sinks = append(sinks, &fleet.Pyroscope{URL: u, Headers: pyroHeaders})
 	}
@@ -154,7 +154,7 @@ func (a *app) runAgent(ctx context.Context, af *agentFlags) error {
 		sinks = append(sinks, &fleet.Dir{Path: af.dir, MaxBytes: sizes["dir-max-size"]})
 	}
 	if len(sinks) == 0 {
-		return cli.UsageErrorf("no backend: give --otlp URL, --pyroscope URL or --dir DIR")
+		return cliutil.UsageErrorf("no backend: give --otlp URL, --pyroscope URL or --dir DIR")
 	}
 	if lim := sizes["memory-limit"]; lim > 0 {
 		debug.SetMemoryLimit(lim)
@@ -215,7 +215,7 @@ func parseHeaders(flag string, hs []string) (map[string]string, error) {
 	for _, h := range hs {
 		k, v, ok := strings.Cut(h, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return nil, cli.UsageErrorf("--%s %q: want Name=value", flag, h)
+			return nil, cliutil.UsageErrorf("--%s %q: want Name=value", flag, h)
 		}
 		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
@@ -280,20 +280,20 @@ func applyAgentConfig(fs *pflag.FlagSet, path string) error {
 	}
 	kvs, err := parseAgentConfig(b)
 	if err != nil {
-		return cli.UsageErrorf("--config %s: %v", path, err)
+		return cliutil.UsageErrorf("--config %s: %v", path, err)
 	}
 	changed := map[string]bool{}
 	fs.Visit(func(f *pflag.Flag) { changed[f.Name] = true })
 	for _, kv := range kvs {
 		f := fs.Lookup(kv[0])
 		if f == nil || kv[0] == "config" {
-			return cli.UsageErrorf("--config %s: unknown setting %q (the settings are the flags' long names)", path, kv[0])
+			return cliutil.UsageErrorf("--config %s: unknown setting %q (the settings are the flags' long names)", path, kv[0])
 		}
 		if changed[kv[0]] {
 			continue
 		}
 		if err := fs.Set(kv[0], kv[1]); err != nil {
-			return cli.UsageErrorf("--config %s: %s: %v", path, kv[0], err)
+			return cliutil.UsageErrorf("--config %s: %s: %v", path, kv[0], err)
 		}
 	}
 	return nil

@@ -1,5 +1,5 @@
 // Package jfrexport is the command line of `jvmkit jfr export`, in a package of its own so that only
-// the jvmkit binary links the Parquet library (jfr/parquet): gjcmd and gjmaps share package cli.
+// the jvmkit binary links the Parquet library (jfr/parquet), not the tests of package jvmkit's tree.
 package jfrexport
 
 import (
@@ -9,11 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jvmkit/jvmkit/internal/cli"
+	"github.com/jvmkit/jvmkit/internal/cli/jvmkit"
+	"github.com/jvmkit/jvmkit/internal/cliutil"
 	"github.com/jvmkit/jvmkit/jfr/parquet"
 )
 
-// Command is a `jfr` command with the `export` subcommand, for cli.JvmkitMain, which merges it into
+// Command is a `jfr` command with the `export` subcommand, for jvmkit.Main, which merges it into
 // jvmkit jfr.
 func Command(stdout, stderr io.Writer) *cobra.Command {
 	var format, dir string
@@ -32,12 +33,12 @@ are printed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "parquet" {
-				return cli.UsageErrorf("--format %q: this jvmkit writes parquet", format)
+				return cliutil.UsageErrorf("--format %q: this jvmkit writes parquet", format)
 			}
 			if dir == "" {
-				return cli.UsageErrorf("-o DIR is required")
+				return cliutil.UsageErrorf("-o DIR is required")
 			}
-			r, damage, err := cli.OpenRecording(args[0])
+			r, damage, err := jvmkit.OpenRecording(args[0])
 			if err != nil {
 				return err
 			}

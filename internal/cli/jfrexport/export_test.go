@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jvmkit/jvmkit/internal/cli"
 	"github.com/jvmkit/jvmkit/internal/cli/jfrexport"
+	jvmkitcli "github.com/jvmkit/jvmkit/internal/cli/jvmkit"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
 
@@ -24,7 +24,7 @@ func fixture(t *testing.T) string {
 
 func jvmkit(args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := cli.JvmkitMain(args, &out, &errOut, jfrexport.Command)
+	code := jvmkitcli.Main(args, &out, &errOut, jfrexport.Command)
 	return code, out.String(), errOut.String()
 }
 

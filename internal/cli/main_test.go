@@ -1,9 +1,0 @@
-package cli
-
-import (
-	"testing"
-
-	"github.com/jvmkit/jvmkit/internal/testutil"
-)
-
-func TestMain(m *testing.M) { testutil.Main(m) }
