@@ -34,26 +34,27 @@
 // JAVA_RUNTIME_VERSION), or from `java -version` when it has none. JDK 17 is required; the others are tested
 // when present, and with CI set the set-up's are required.
 //
-// $JVMKIT_TEST_JDKS selects the JDKs that JDKs and [ForEachJDK] return: "all", "host" (the host's own, without
-// the cache's; the default until every live test passes on the others) or names ("jdk17,jdk21-trixie"). The
-// subtest names are "jdk<feature>" and, for a JDK of a root filesystem, "jdk<feature>-<root>": jdk11, jdk17,
-// jdk21-trixie, jdk25 (Temurin), jdk25-trixie.
+// $JVMKIT_TEST_JDKS selects the JDKs that JDKs and [ForEachJDK] return: "all" (the default: make test runs on
+// every JDK), "host" (the host's own, without the cache's) or names ("jdk17,jdk21-trixie"). The subtest names
+// are "jdk<feature>" and, for a JDK of a root filesystem, "jdk<feature>-<root>": jdk11, jdk17, jdk21-trixie,
+// jdk25 (Temurin), jdk25-trixie.
 //
 // # Coverage rule: every JDK in every tier, full depth where the JDK matters
 //
 // Every live tier runs on every selected JDK; what differs is depth. A check whose outcome depends on the JDK
 // runs whole on each, through [ForEachJDK]: the attach protocol and gjcmd, VMStructs types, threads, flags and
 // the code cache, the unwinder and profile, USDT probes, alloc, gc and the JIT log, the perf map strategies,
-// the JFR reader on Demo and Leak recordings, hsperfdata, the fault tier, the fleet agent (one JVM per JDK at
-// once). An application-level tier, whose cost is load and measurement windows while the JDK-specific parts
-// under it are the checks above, runs through [ForEachJDKDepth]: at [Full] depth on the JDKs
-// $JVMKIT_TEST_FULL_JDKS selects (same syntax; default "host": Debian's 17 and Temurin 25), and as a [Smoke]
-// pass on the others (one application, still checked against its oracles): the real applications (Jetty
-// only), the live JFR recording of a real application (full depth only, as is [ForEachFullJDK]'s sampler
-// against the full probe on Jetty, which the real-application smoke pass covers). The container tier ([ForEachContainerJDK]) runs every kind on every JDK of a root filesystem. A
-// JDK that cannot do something a test checks says so with [SkipJDK] (JDK 11's missing USDT probes,
-// Compiler.perfmap, or JFR options). JVMKIT_TEST_FULL_JDKS=all runs every tier whole on every JDK (about
-// twice make test's time).
+// the JFR reader on Demo and Leak recordings (and a real application's, on the newest JDK), hsperfdata, the
+// fault tier, the fleet agent (one JVM per JDK at once). An application-level tier, whose cost is load and
+// measurement windows while the JDK-specific parts under it are the checks above, runs through
+// [ForEachJDKDepth]: at [Full] depth on the JDKs $JVMKIT_TEST_FULL_JDKS selects (same syntax; default
+// "jdk17", Debian's 17), and as a [Smoke] pass on the others, still checked against its oracles: the real
+// applications run Jetty only, without the full-probe second instance. [ForEachFullJDK] runs a check on the
+// full-depth JDKs only, where another tier's smoke pass covers the others: the allocation sampler against
+// the full probe on Jetty. The container tier ([ForEachContainerJDK]) runs every kind on every JDK of a root
+// filesystem. A JDK that cannot do something a test checks says so with [SkipJDK] (JDK 11's missing USDT
+// probes or Compiler.perfmap). JVMKIT_TEST_FULL_JDKS=all runs every tier whole on every JDK (about six more
+// CPU minutes per JDK).
 //
 // A JDK of a root filesystem ([JDK.Root]) runs with its root's userland: in a private mount namespace, the
 // root's /usr is stacked over the host's and the host's /etc over the root's (read-only overlays; on merged-/usr

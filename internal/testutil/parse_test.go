@@ -209,6 +209,7 @@ func TestSelectJDKs(t *testing.T) {
 	}
 	for _, tc := range []struct{ sel, want string }{
 		{"all", "jdk11,jdk17,jdk21-trixie,jdk25,jdk25-trixie"},
+		{"", "jdk11,jdk17,jdk21-trixie,jdk25,jdk25-trixie"}, // the default
 		{"host", "jdk17,jdk25"},
 		{"jdk25-trixie, jdk17", "jdk17,jdk25-trixie"},
 		{"jdk17,jdk17", "jdk17"},
