@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -86,7 +87,9 @@ func isCommandName(s string) bool {
 	return true
 }
 
-var helpUnavailable = regexp.MustCompile(`Help unavailable : '(.*)' : No such command`)
+// The package's regular expressions are compiled on first use (sync.OnceValue), not in its init: gjcmd
+// starts in a millisecond and pays only for the parsers it runs.
+var helpUnavailable = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Help unavailable : '(.*)' : No such command`) })
 
 // ParseHelp parses the output of `help <name>`. Two layouts exist: HotSpot's own (DCmdParser::print_help,
 // one tab-indented line per argument: "\tname : [optional] description (TYPE, default)") and the
@@ -95,7 +98,7 @@ var helpUnavailable = regexp.MustCompile(`Help unavailable : '(.*)' : No such co
 // A command the JVM does not have ("Help unavailable : ... : No such command") wraps
 // ErrUnknownCommand.
 func ParseHelp(out string) (*Command, error) {
-	if m := helpUnavailable.FindStringSubmatch(out); m != nil {
+	if m := helpUnavailable().FindStringSubmatch(out); m != nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownCommand, m[1])
 	}
 	lines := splitLines(out)
@@ -209,7 +212,7 @@ func (p *helpParser) line(l string) {
 			p.entry = append(p.entry, t)
 		}
 	case secControls:
-		if m := controlLine.FindStringSubmatch(l); m != nil {
+		if m := controlLine().FindStringSubmatch(l); m != nil {
 			p.control(m[1], m[2], m[3])
 		} else if t != "" && l[0] != ' ' {
 			p.sec = secNone
@@ -220,7 +223,7 @@ func (p *helpParser) line(l string) {
 func indent(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
 
 // controlLine is a .jfc option in JFR.start's help (JDK 25): "  gc=<off|normal|detailed|high|all>  (normal)".
-var controlLine = regexp.MustCompile(`^\s+([A-Za-z][\w.-]*)=<([^>]*)>\s+\((.*)\)\s*$`)
+var controlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s+([A-Za-z][\w.-]*)=<([^>]*)>\s+\((.*)\)\s*$`) })
 
 func (p *helpParser) control(name, placeholder, def string) {
 	if def == `""` {
@@ -1044,10 +1047,10 @@ type Recording struct {
 }
 
 var (
-	recordingLine = regexp.MustCompile(`^Recording (\d+): name=(.*) \((\w+)\)$`)
-	recordingAttr = regexp.MustCompile(` (duration|maxsize|maxage|filename)=(\S+)$`)
-	settingLine   = regexp.MustCompile(`^ .* \(([^()\s]+)\)$`)
-	settingKey    = regexp.MustCompile(`^[A-Za-z][\w-]*=`)
+	recordingLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Recording (\d+): name=(.*) \((\w+)\)$`) })
+	recordingAttr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(` (duration|maxsize|maxage|filename)=(\S+)$`) })
+	settingLine   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ .* \(([^()\s]+)\)$`) })
+	settingKey    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][\w-]*=`) })
 )
 
 // ParseJFRCheck parses JFR.check (jdk.jfr.internal.dcmd.DCmdCheck): a line "Recording <id>:
@@ -1060,7 +1063,7 @@ func ParseJFRCheck(out string) ([]Recording, error) {
 	event := ""
 	for _, l := range lines {
 		l = strings.TrimRight(l, " \t")
-		if m := recordingLine.FindStringSubmatch(l); m != nil {
+		if m := recordingLine().FindStringSubmatch(l); m != nil {
 			id, err := strconv.Atoi(m[1])
 			if err != nil {
 				return nil, fmt.Errorf("parse JFR.check: recording id %q: %w", m[1], err)
@@ -1069,7 +1072,7 @@ func ParseJFRCheck(out string) ([]Recording, error) {
 			rest := m[2]
 			seen := map[string]bool{}
 			for {
-				am := recordingAttr.FindStringSubmatchIndex(rest)
+				am := recordingAttr().FindStringSubmatchIndex(rest)
 				if am == nil {
 					break
 				}
@@ -1099,7 +1102,7 @@ func ParseJFRCheck(out string) ([]Recording, error) {
 			continue
 		}
 		r := &recs[len(recs)-1]
-		if m := settingLine.FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "  ") {
+		if m := settingLine().FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "  ") {
 			event = m[1]
 			continue
 		}
@@ -1130,7 +1133,7 @@ func splitSettings(s string) []string {
 	var parts []string
 	start := 0
 	for i := 0; i < len(s); i++ {
-		if s[i] == ',' && settingKey.MatchString(s[i+1:]) {
+		if s[i] == ',' && settingKey().MatchString(s[i+1:]) {
 			parts = append(parts, s[start:i])
 			start = i + 1
 		}
@@ -1181,8 +1184,10 @@ func parseCompactBytes(s string) (int64, bool) {
 }
 
 var (
-	startedLine   = regexp.MustCompile(`(?m)^(?:Started recording (\d+)\.|Recording (\d+) scheduled to start in )`)
-	startNameLine = regexp.MustCompile(`JFR\.(?:dump|stop) name=(\\".*?\\"|\S+)`)
+	startedLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^(?:Started recording (\d+)\.|Recording (\d+) scheduled to start in )`)
+	})
+	startNameLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`JFR\.(?:dump|stop) name=(\\".*?\\"|\S+)`) })
 )
 
 // ParseJFRStart parses JFR.start (DCmdStart.execute): "Started recording <id>." or "Recording <id>
@@ -1191,7 +1196,7 @@ var (
 // space is printed as \"my rec\"). A time-bound recording with a file names its file instead, and name
 // is "". Output without a started recording is the JVM's refusal, returned as an error.
 func ParseJFRStart(out string) (id int, name string, err error) {
-	m := startedLine.FindStringSubmatch(out)
+	m := startedLine().FindStringSubmatch(out)
 	if m == nil {
 		t := strings.TrimSpace(out)
 		if t == "" {
@@ -1204,7 +1209,7 @@ func ParseJFRStart(out string) (id int, name string, err error) {
 	if err != nil {
 		return 0, "", fmt.Errorf("JFR.start: recording id %q: %w", idText, err)
 	}
-	if n := startNameLine.FindStringSubmatch(out); n != nil {
+	if n := startNameLine().FindStringSubmatch(out); n != nil {
 		name = n[1]
 		if len(name) >= 4 && strings.HasPrefix(name, `\"`) && strings.HasSuffix(name, `\"`) {
 			name = name[2 : len(name)-2]
@@ -1214,10 +1219,12 @@ func ParseJFRStart(out string) (id int, name string, err error) {
 }
 
 var (
-	writtenTo = regexp.MustCompile(`(?m)written to:[ \t]*\r?\n(?:[ \t]*\r?\n)*([^\r\n]+)`)
-	heapDump  = regexp.MustCompile(`(?m)^Dumping heap to (.+?) \.\.\.\s*$`)
-	created   = regexp.MustCompile(`(?m)^Created (/.+?)\s*$`)
-	dumpedTo  = regexp.MustCompile(`(?m)dumped to "(.+)"\.?\s*$`)
+	writtenTo = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)written to:[ \t]*\r?\n(?:[ \t]*\r?\n)*([^\r\n]+)`)
+	})
+	heapDump = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Dumping heap to (.+?) \.\.\.\s*$`) })
+	created  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Created (/.+?)\s*$`) })
+	dumpedTo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)dumped to "(.+)"\.?\s*$`) })
 )
 
 // DumpedPath extracts the file a command reports having written: JFR.dump and JFR.stop ("Dumped
@@ -1228,20 +1235,20 @@ var (
 // names a file yet to come. The path is as the JVM sees it (its mount namespace, its cwd for
 // relative names).
 func DumpedPath(out string) (path string, ok bool) {
-	if m := writtenTo.FindStringSubmatchIndex(out); m != nil {
+	if m := writtenTo().FindStringSubmatchIndex(out); m != nil {
 		if !strings.HasSuffix(strings.TrimRight(out[:m[0]], " "), "will be") {
 			if p := strings.TrimSpace(out[m[2]:m[3]]); p != "" && p != "N/A" {
 				return p, true
 			}
 		}
 	}
-	if m := heapDump.FindStringSubmatch(out); m != nil && strings.Contains(out, "Heap dump file created") {
+	if m := heapDump().FindStringSubmatch(out); m != nil && strings.Contains(out, "Heap dump file created") {
 		return m[1], true
 	}
-	if m := created.FindStringSubmatch(out); m != nil {
+	if m := created().FindStringSubmatch(out); m != nil {
 		return m[1], true
 	}
-	if m := dumpedTo.FindStringSubmatch(out); m != nil {
+	if m := dumpedTo().FindStringSubmatch(out); m != nil {
 		return m[1], true
 	}
 	return "", false
@@ -1292,7 +1299,9 @@ type Flag struct {
 	Origin            string // "default", "ergonomic", "command line", "management", ... (-all only)
 }
 
-var flagRow = regexp.MustCompile(`^\s*(\S+)\s+(\S+)\s+= ?(.*?)\s*\{([^{}]*)\}\s*\{([^{}]*)\}\s*$`)
+var flagRow = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(\S+)\s+(\S+)\s+= ?(.*?)\s*\{([^{}]*)\}\s*\{([^{}]*)\}\s*$`)
+})
 
 // ParseFlags parses VM.flags, both its one-line form of the flags not at their default
 // ("-XX:CICompilerCount=2 -XX:+UseG1GC ...", where +/- flags get Type "bool" and the other types are
@@ -1325,7 +1334,7 @@ func ParseFlags(out string) ([]Flag, error) {
 				}
 			}
 		default:
-			m := flagRow.FindStringSubmatch(l)
+			m := flagRow().FindStringSubmatch(l)
 			if m == nil {
 				if bad == "" {
 					bad = t
@@ -1497,8 +1506,10 @@ type Thread struct {
 }
 
 var (
-	threadAttrs = regexp.MustCompile(`^ (?:#(\d+) )?(?:\[\d+\] )?(daemon )?(?:prio=(-?\d+) )?os_prio=(-?\d+) .*?tid=(\S+) nid=(\S+)(.*)$`)
-	stackAddr   = regexp.MustCompile(`\s*\[0x[0-9a-fA-F]+\]\s*$`)
+	threadAttrs = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^ (?:#(\d+) )?(?:\[\d+\] )?(daemon )?(?:prio=(-?\d+) )?os_prio=(-?\d+) .*?tid=(\S+) nid=(\S+)(.*)$`)
+	})
+	stackAddr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s*\[0x[0-9a-fA-F]+\]\s*$`) })
 )
 
 // ParseThreadDump parses a HotSpot thread dump (Thread.print, threaddump; JavaThread::print_on and
@@ -1580,7 +1591,7 @@ func ParseThreadDump(out string) (*ThreadDump, error) {
 // ends at the last quote that is followed by the attributes.
 func parseThreadLine(l string) (Thread, bool) {
 	for q := strings.LastIndexByte(l, '"'); q > 0; q = strings.LastIndexByte(l[:q], '"') {
-		m := threadAttrs.FindStringSubmatch(l[q+1:])
+		m := threadAttrs().FindStringSubmatch(l[q+1:])
 		if m == nil {
 			continue
 		}
@@ -1592,7 +1603,7 @@ func parseThreadLine(l string) (Thread, bool) {
 			t.Priority = atoiOr(m[3], -1)
 		}
 		t.OSPriority = atoiOr(m[4], 0)
-		t.Status = strings.TrimSpace(stackAddr.ReplaceAllString(m[7], ""))
+		t.Status = strings.TrimSpace(stackAddr().ReplaceAllString(m[7], ""))
 		return t, true
 	}
 	return Thread{}, false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ParseCgroup returns the cgroup path of a process from the text of /proc/<pid>/cgroup: the first
@@ -52,12 +53,17 @@ type Container struct {
 }
 
 var (
+	// Compiled on first use: gjcmd links this package and should not pay for them at start-up.
 	// A 64-hex-digit id as a path element of its own or after a runtime prefix, in a ".scope" unit
 	// (systemd driver) or bare (cgroupfs driver): "docker-<id>.scope", "cri-containerd-<id>.scope",
 	// "crio-<id>.scope", "libpod-<id>.scope", "/docker/<id>", "/kubepods/burstable/pod<uid>/<id>".
-	containerRE = regexp.MustCompile(`^(?:([a-z][a-z0-9-]*)-)?([0-9a-f]{64})(?:\.scope)?$`)
+	containerRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:([a-z][a-z0-9-]*)-)?([0-9a-f]{64})(?:\.scope)?$`)
+	})
 	// "pod<uid>" (cgroupfs) or "kubepods-<qos>-pod<uid with _ for ->.slice" (systemd).
-	podRE = regexp.MustCompile(`pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)`)
+	podRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)`)
+	})
 )
 
 // ContainerOf reads a cgroup path (as ParseCgroup returns it) for a container id and a Kubernetes pod
@@ -67,13 +73,13 @@ var (
 func ContainerOf(path string) Container {
 	var c Container
 	for elem := range strings.SplitSeq(path, "/") {
-		m := containerRE.FindStringSubmatch(elem)
+		m := containerRE().FindStringSubmatch(elem)
 		if m == nil || strings.HasSuffix(m[1], "-conmon") || m[1] == "conmon" {
 			continue
 		}
 		c.ID, c.Runtime = m[2], m[1]
 	}
-	if m := podRE.FindStringSubmatch(path); m != nil {
+	if m := podRE().FindStringSubmatch(path); m != nil {
 		c.PodUID = strings.ReplaceAll(m[1], "_", "-")
 	}
 	return c
