@@ -1,9 +1,8 @@
 //go:build linux && amd64
 
-package unwind_test
+package jvmkit_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,21 +17,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
-	jvmkitcli "github.com/jvmkit/jvmkit/internal/cli/jvmkit"
 	"github.com/jvmkit/jvmkit/internal/cliutil"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/unwind"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
-// These tests are in package unwind_test because they run the jvmkit command (internal/cli/jvmkit imports
-// unwind).
-
-func jvmkit(args ...string) (code int, stdout, stderr string) {
-	var o, e bytes.Buffer
-	code = jvmkitcli.Main(args, &o, &e)
-	return code, o.String(), e.String()
-}
+// The tests of jvmkit profile (TestCoreMatchesLive also checks --core against the walker itself); jvmkit
+// is jitlog_test.go's.
 
 // stopAll sends SIGSTOP to pid and waits until every thread is stopped. The returned func, also
 // registered as a cleanup, sends SIGCONT: the JVM is never left stopped.
