@@ -465,11 +465,7 @@ func TestCodeCacheScopes(t *testing.T) {
 // TestCodeCacheCLI runs `jvmkit codecache` against a live JVM.
 func TestCodeCacheCLI(t *testing.T) {
 	testutil.MustHaveRoot(t)
-	goTool := testutil.MustHaveTool(t, "go")
-	bin := filepath.Join(t.TempDir(), "jvmkit")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/jvmkit/jvmkit/cmd/jvmkit").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testutil.BuildTool(t, "cmd/jvmkit")
 	jdk := testutil.JDK17(t)
 	jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Demo"})
 	pid := strconv.Itoa(jvm.PID)

@@ -730,11 +730,7 @@ func FuzzFlags(f *testing.F) {
 // TestFlagsCLI runs `jvmkit flags` against a live JVM: text like VM.flags -all, names, JSON, --set.
 func TestFlagsCLI(t *testing.T) {
 	testutil.MustHaveRoot(t)
-	goTool := testutil.MustHaveTool(t, "go")
-	bin := filepath.Join(t.TempDir(), "jvmkit")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/jvmkit/jvmkit/cmd/jvmkit").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testutil.BuildTool(t, "cmd/jvmkit")
 	run := func(t *testing.T, args ...string) (stdout, stderr string, code int) {
 		t.Helper()
 		var o, e bytes.Buffer
