@@ -157,5 +157,9 @@ func licenseOf(root string) (text []byte, name string) {
 		return nil, ""
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	return b, strings.TrimSpace(first)
+	name = strings.TrimSpace(first)
+	if name == "Apache License" && strings.Contains(string(b), "Version 2.0, January 2004") {
+		name = "Apache-2.0" // the SPDX name packages carry
+	}
+	return b, name
 }
