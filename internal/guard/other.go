@@ -55,3 +55,9 @@ func OpenStoreIfExists(string) (*Store, error) { return nil, nil }
 func NoteSet(context.Context, *Store, int, string, bool, bool, string) error {
 	return procerr.ErrNotSupported
 }
+
+// Identify returns procerr.ErrNotSupported.
+func Identify(int) (Process, error) { return Process{}, procerr.ErrNotSupported }
+
+// Guardian returns 0: there is no guardian on this platform.
+func (*Session) Guardian() int { return 0 }

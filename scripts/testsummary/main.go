@@ -9,8 +9,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -71,7 +69,7 @@ func run(argv []string, jsonOut, cpuLog string, slowest int) int {
 		events = io.TeeReader(stdout, f)
 	}
 	// Ctrl-C reaches go test through the terminal's process group; we only keep reading until it ends.
-	signal.Ignore(unix.SIGINT)
+	signal.Ignore(os.Interrupt) // SIGINT, named so that this builds on every OS
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "testsummary: %v\n", err)
 		return 1
