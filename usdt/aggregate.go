@@ -74,19 +74,14 @@ type ThreadWeight struct {
 	// Epoch, when set, is the offset of a 64-bit value that changes when the thread starts a new
 	// allocation buffer (HotSpot: its TLAB's start), and makes the weights those of a sample taken at
 	// each new buffer, as JFR's allocation samples are: a firing that sees a new Epoch weighs the counter's
-	// growth since the previous such firing; a firing where Direct (the offset of a value that grows by
-	// what the thread allocates outside a buffer: HotSpot's allocated bytes) grew but Epoch did not
+	// growth since the thread's previous sample; a firing where Direct (the offset of a value that grows
+	// by what the thread allocates outside a buffer: HotSpot's allocated bytes) grew but Epoch did not
 	// weighs Direct's growth alone, which the next buffer's firing does not weigh again; other firings
-	// (allocations inside the current buffer, which some code reports one by one) weigh 0, the buffer's
-	// sample standing for them.
+	// (allocations inside the current buffer, which some code reports one by one) are not weighed
+	// (Bucket.Unweighted): the buffer's next sample stands for them. Weighing them by their own size
+	// instead would count them twice in expectation: the buffer samples fall on the allocations that
+	// report themselves as often as on the others.
 	Epoch, Direct *int32
-	// Own and Top, with an Epoch, weigh a firing inside the current buffer by its own size: argument Own's
-	// value, if it is at least 8 and at most the growth of the 64-bit value at offset Top (the buffer's
-	// top) since the thread's previous firing; that size is then not weighed again by the next buffer's
-	// firing. (Code that reports every allocation reports its size: weighing it exactly leaves less to
-	// the buffer samples, and so less variance.)
-	Own *int
-	Top *int32
 	// Threads are given their base before the uprobes are attached, so that no firing of theirs goes
 	// unweighted for want of one.
 	Threads []WeightedThread
@@ -100,9 +95,9 @@ type ThreadWeight struct {
 // WeightedThread is a thread's base address and the values now of ThreadWeight's counter, Epoch and
 // Direct (see Aggregator.SetThread).
 type WeightedThread struct {
-	TID                         int
-	Base                        uint64
-	Counter, Epoch, Direct, Top uint64
+	TID                    int
+	Base                   uint64
+	Counter, Epoch, Direct uint64
 }
 
 // maxWeightTerms bounds ThreadWeight.Add plus Sub.
@@ -141,8 +136,8 @@ func (o *AggregateOptions) withDefaults() (AggregateOptions, error) {
 			return r, fmt.Errorf("usdt: aggregate: a weight of %d+%d terms (1 to %d, at least one added)", len(ww.Add), len(ww.Sub), maxWeightTerms)
 		case ww.MaxThreads < 1 || ww.MaxThreads > 1<<20:
 			return r, fmt.Errorf("usdt: aggregate: %d weighted threads", ww.MaxThreads)
-		case (ww.Direct != nil || ww.Own != nil) && ww.Epoch == nil || (ww.Own == nil) != (ww.Top == nil):
-			return r, fmt.Errorf("usdt: aggregate: a weight with Direct or Own needs an Epoch, and Own and Top go together")
+		case ww.Direct != nil && ww.Epoch == nil:
+			return r, fmt.Errorf("usdt: aggregate: a weight with Direct needs an Epoch")
 		}
 		r.Weight = &ww
 	}
@@ -218,6 +213,7 @@ func (s *aggSpec) validate() error {
 //	-8                  scratch for arguments in memory
 //	-16                 1 if a summed value is out of range, else 0
 //	-24, -32, -40, -48  with a Weight: the weight, 1 if there is none, the tid, the counter
+//	-56, -64            with an Epoch: its value and Direct's
 //	sumsOff..           the summed values (0 when out of range)
 //	keyOff..            the key
 //	valOff..            a new entry's value
@@ -239,10 +235,10 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 	)
 	o := s.opts
 	const overOff = -16
-	const weightOff, unweightedOff, tidOff, counterOff, epochOff, directOff, topOff, ownOff = -24, -32, -40, -48, -56, -64, -72, -80
+	const weightOff, unweightedOff, tidOff, counterOff, epochOff, directOff = -24, -32, -40, -48, -56, -64
 	sumsOff := int16(overOff - 8*len(o.Sum))
 	if o.Weight != nil {
-		sumsOff = int16(ownOff - 8*len(o.Sum))
+		sumsOff = int16(directOff - 8*len(o.Sum))
 	}
 	keyOff := sumsOff - int16(o.keySize())
 	valOff := keyOff - int16(o.valueSize())
@@ -395,22 +391,8 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 			} else {
 				add(asm.Mov.Imm(asm.R0, 0))
 			}
-			add(asm.StoreMem(asm.R10, directOff, asm.R0, asm.DWord))
-			if w.Top != nil {
-				read(*w.Top)
-				add(asm.StoreMem(asm.R10, topOff, asm.R0, asm.DWord))
-				if err := load(*w.Own); err != nil {
-					return nil, err
-				}
-				add(asm.StoreMem(asm.R10, ownOff, asm.R0, asm.DWord))
-			} else {
-				add(
-					asm.Mov.Imm(asm.R0, 0),
-					asm.StoreMem(asm.R10, topOff, asm.R0, asm.DWord),
-					asm.StoreMem(asm.R10, ownOff, asm.R0, asm.DWord),
-				)
-			}
 			add(
+				asm.StoreMem(asm.R10, directOff, asm.R0, asm.DWord),
 				asm.LoadMem(asm.R1, asm.R10, counterOff, asm.DWord),
 				asm.LoadMem(asm.R2, thread, 8, asm.DWord),
 				asm.LoadMem(asm.R3, asm.R10, epochOff, asm.DWord),
@@ -419,44 +401,24 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 				asm.LoadMem(asm.R5, thread, 16, asm.DWord),
 				asm.JNE.Reg(asm.R3, asm.R5, "new_epoch"),
 				asm.LoadMem(asm.R5, thread, 24, asm.DWord),
-				asm.JNE.Reg(asm.R4, asm.R5, "direct"),
-				// Inside the current buffer: its own size where the argument gives a plausible one, else 0.
-				asm.LoadMem(asm.R3, asm.R10, topOff, asm.DWord),
-				asm.LoadMem(asm.R4, thread, 32, asm.DWord),
-				asm.StoreMem(thread, 32, asm.R3, asm.DWord),
-				asm.Mov.Imm(asm.R1, 0),
-				asm.JEq.Imm(asm.R4, 0, "weighed"),
-				asm.JLT.Reg(asm.R3, asm.R4, "weighed"),
-				asm.Sub.Reg(asm.R3, asm.R4),
-				asm.LoadMem(asm.R5, asm.R10, ownOff, asm.DWord),
-				asm.JLT.Imm(asm.R5, 8, "weighed"),
-				asm.JGT.Reg(asm.R5, asm.R3, "weighed"),
-				asm.Add.Reg(asm.R2, asm.R5),
-				asm.StoreMem(thread, 8, asm.R2, asm.DWord),
-				asm.Mov.Reg(asm.R1, asm.R5),
-				asm.Ja.Label("weighed"),
+				// Inside the current buffer: no weight, the buffer's next sample stands for it.
+				asm.JEq.Reg(asm.R4, asm.R5, "no_weight"),
 				// Outside a buffer: Direct's growth, taken out of what the next buffer's firing weighs.
-				asm.StoreMem(thread, 24, asm.R4, asm.DWord).WithSymbol("direct"),
+				asm.StoreMem(thread, 24, asm.R4, asm.DWord),
 				asm.Sub.Reg(asm.R4, asm.R5),
 				asm.Add.Reg(asm.R2, asm.R4),
 				asm.StoreMem(thread, 8, asm.R2, asm.DWord),
-				asm.LoadMem(asm.R3, asm.R10, topOff, asm.DWord),
-				asm.StoreMem(thread, 32, asm.R3, asm.DWord),
 				asm.Mov.Reg(asm.R1, asm.R4),
 				asm.Ja.Label("weighed"),
 				// The first firing only sets the values.
 				asm.StoreMem(thread, 8, asm.R1, asm.DWord).WithSymbol("first"),
 				asm.StoreMem(thread, 16, asm.R3, asm.DWord),
 				asm.StoreMem(thread, 24, asm.R4, asm.DWord),
-				asm.LoadMem(asm.R3, asm.R10, topOff, asm.DWord),
-				asm.StoreMem(thread, 32, asm.R3, asm.DWord),
 				asm.Ja.Label("no_weight"),
-				// A new buffer: everything since the previous one, less what other firings weighed.
+				// A new buffer: everything since the previous sample, less what outside-buffer firings weighed.
 				asm.StoreMem(thread, 8, asm.R1, asm.DWord).WithSymbol("new_epoch"),
 				asm.StoreMem(thread, 16, asm.R3, asm.DWord),
 				asm.StoreMem(thread, 24, asm.R4, asm.DWord),
-				asm.LoadMem(asm.R3, asm.R10, topOff, asm.DWord),
-				asm.StoreMem(thread, 32, asm.R3, asm.DWord),
 				asm.Sub.Reg(asm.R1, asm.R2),
 				asm.Mov.Reg(asm.R0, asm.R1).WithSymbol("weighed"),
 			)

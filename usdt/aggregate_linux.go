@@ -76,7 +76,7 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 		return nil, bpfError("create miss counter", err)
 	}
 	if opts.Weight != nil {
-		a.threads, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_threads", Type: ebpf.Hash, KeySize: 4, ValueSize: 40,
+		a.threads, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_threads", Type: ebpf.Hash, KeySize: 4, ValueSize: 32,
 			MaxEntries: uint32(opts.Weight.MaxThreads)})
 		if err != nil {
 			return nil, bpfError("create thread map", err)
@@ -177,13 +177,12 @@ func (a *Aggregator) SetThread(th WeightedThread) error {
 	if a.threads == nil {
 		return fmt.Errorf("usdt: SetThread: the aggregation has no Weight")
 	}
-	var v [40]byte
+	var v [32]byte
 	ne := binary.NativeEndian
 	ne.PutUint64(v[:], th.Base)
 	ne.PutUint64(v[8:], th.Counter)
 	ne.PutUint64(v[16:], th.Epoch)
 	ne.PutUint64(v[24:], th.Direct)
-	ne.PutUint64(v[32:], th.Top)
 	if err := a.threads.Update(uint32(th.TID), v[:], ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("usdt: set thread %d: %w", th.TID, err)
 	}

@@ -120,7 +120,7 @@ func sizeBuckets(p *AllocProfile, buckets []usdt.Bucket, sizes map[uint64]classS
 		switch {
 		case sampled && weighted:
 			c.Bytes += b.Weight
-			c.Unsized += b.Unweighted
+			c.Samples += b.Count - b.Unweighted
 		case size > 0:
 			c.Bytes += b.Count * size
 		case p.WeightSizes:

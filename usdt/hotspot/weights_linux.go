@@ -38,12 +38,11 @@ func (t *AllocTrace) openWeights(ctx context.Context) (*usdt.ThreadWeight, error
 	w := &usdt.ThreadWeight{Add: []int32{int32(c.AllocatedBytes), int32(c.TLABTop)}, Sub: []int32{int32(c.TLABStart)},
 		Max: maxWeight}
 	if t.opts.Sampled {
-		// Only a sample fires: weigh it as JFR weighs its allocation samples, at each new TLAB.
-		// The firings of code that reports every allocation (interpreted code, code compiled while the
-		// flag is on) weigh their own size where the probe passes a plausible one, the TLAB samples the
-		// rest.
-		epoch, direct, top, own := int32(c.TLABStart), int32(c.AllocatedBytes), int32(c.TLABTop), 3
-		w.Epoch, w.Direct, w.Top, w.Own = &epoch, &direct, &top, &own
+		// Only a sample fires: weigh it as JFR weighs its allocation samples, at each new TLAB and each
+		// allocation outside one. The firings of code that reports every allocation (interpreted code,
+		// code compiled while the flag is on) are not weighed: the TLAB samples stand for them.
+		epoch, direct := int32(c.TLABStart), int32(c.AllocatedBytes)
+		w.Epoch, w.Direct = &epoch, &direct
 	}
 	t.tasks = t.scanThreads(nil, func(th usdt.WeightedThread) error {
 		w.Threads = append(w.Threads, th)
@@ -69,6 +68,18 @@ func (t *AllocTrace) watchThreads() {
 			}
 		}
 	}()
+}
+
+// rebase re-reads every thread's counters (see Rebase): the watcher stops while the bases are set, so that
+// it does not race with the scan, and starts again after.
+func (t *AllocTrace) rebase() {
+	if t.agg == nil || t.known == nil || !t.opts.Sampled {
+		return
+	}
+	t.stopThreads()
+	clear(t.known)
+	t.tasks = t.scanThreads(nil, t.agg.SetThread)
+	t.watchThreads()
 }
 
 func (t *AllocTrace) stopThreads() {
@@ -127,7 +138,7 @@ func (t *AllocTrace) scanThreads(tasks map[int]bool, set func(usdt.WeightedThrea
 			if err != nil {
 				continue
 			}
-			wt.Counter, wt.Epoch, wt.Direct, wt.Top = v.Cooked(), v.TLABStart, v.AllocatedBytes, v.TLABTop
+			wt.Counter, wt.Epoch, wt.Direct = v.Cooked(), v.TLABStart, v.AllocatedBytes
 		}
 		if set(wt) == nil {
 			t.known[tid] = th.JavaThread

@@ -11,3 +11,4 @@ import (
 func (t *AllocTrace) openWeights(context.Context) (*usdt.ThreadWeight, error) { return nil, nil }
 func (t *AllocTrace) watchThreads()                                           {}
 func (t *AllocTrace) stopThreads()                                            {}
+func (t *AllocTrace) rebase()                                                 {}
