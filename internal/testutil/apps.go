@@ -67,10 +67,20 @@ type AppOptions struct {
 	GCLog bool
 }
 
+// AppSpec is one application for StartApps.
+type AppSpec struct {
+	Kind    AppKind
+	JDK     JDK
+	Options AppOptions
+}
+
 // LoadOptions describe a bounded run of the application's load generator.
 type LoadOptions struct {
 	Duration    time.Duration // how long the load runs; default 10 s
 	Connections int           // HTTP connections (wrk -c) or JDBC connections; default 8 (HTTP), 2 (JDBC)
+	// Rate, for H2, is the JDBC client's steps per second, all connections together (0: as fast as it
+	// can). Two instances compared under one rate do the same work per second however fast each could go.
+	Rate float64
 }
 
 // LoadResult is what a load run did.

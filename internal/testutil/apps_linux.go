@@ -33,6 +33,27 @@ import (
 // root, Tomcat as user tomcat (setpriv), H2 as root.
 func StartApp(t testing.TB, kind AppKind, jdk JDK, opts AppOptions) *App {
 	t.Helper()
+	return StartApps(t, AppSpec{Kind: kind, JDK: jdk, Options: opts})[0]
+}
+
+// StartApps starts several applications side by side, as [StartApp] starts one, and waits until all
+// serve: on a loaded machine a JVM's start-up takes seconds of waiting that several can share.
+func StartApps(t testing.TB, specs ...AppSpec) []*App {
+	t.Helper()
+	apps := make([]*App, len(specs))
+	javas := make([]string, len(specs))
+	for i, sp := range specs {
+		apps[i], javas[i] = launchApp(t, sp.Kind, sp.JDK, sp.Options)
+	}
+	for i, a := range apps {
+		a.awaitStart(t, javas[i])
+	}
+	return apps
+}
+
+// launchApp prepares an application's instance and starts its JVM without waiting for it.
+func launchApp(t testing.TB, kind AppKind, jdk JDK, opts AppOptions) (*App, string) {
+	t.Helper()
 	MustHaveApp(t, kind)
 	if jdk.Feature < kind.MinFeature() {
 		Skipf(t, "%s needs JDK %d or later, not %s", kind, kind.MinFeature(), jdk)
@@ -75,8 +96,9 @@ func StartApp(t testing.TB, kind AppKind, jdk JDK, opts AppOptions) *App {
 			t.Fatalf("start %s: %v", kind, err)
 		}
 	}
-	a.JVM = StartJVM(t, jdk, jvm)
-	return a
+	var java string
+	a.JVM, java = launchJVM(t, jdk, jvm)
+	return a, java
 }
 
 // MustHaveApp skips the test (fails it under CI) unless the application's package is installed.
@@ -327,7 +349,8 @@ func (a *App) StartLoad(t testing.TB, opts LoadOptions) *Load {
 			ClassPath: cp,
 			// A client that takes little of the two cores: C1 only, a small serial heap.
 			JVMArgs: []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx64m"},
-			Args:    []string{a.jdbcURL, strconv.Itoa(secs), strconv.Itoa(opts.Connections)},
+			Args: []string{a.jdbcURL, strconv.Itoa(secs), strconv.Itoa(opts.Connections),
+				strconv.FormatFloat(opts.Rate, 'f', -1, 64)},
 		})
 		return l
 	}

@@ -11,6 +11,13 @@ func StartApp(t testing.TB, kind AppKind, jdk JDK, opts AppOptions) *App {
 	return nil
 }
 
+// StartApps skips the test: see StartApp.
+func StartApps(t testing.TB, specs ...AppSpec) []*App {
+	t.Helper()
+	Skipf(t, "real-application tests need Linux")
+	return nil
+}
+
 // MustHaveApp skips the test: see StartApp.
 func MustHaveApp(t testing.TB, kind AppKind) {
 	t.Helper()

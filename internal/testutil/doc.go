@@ -99,7 +99,9 @@
 // [App.StartLoad] runs a bounded load: wrk (one thread, 8 connections, a Lua script rotating the pages) for
 // the HTTP applications, and for H2 the JDBC client H2Load (workloads/H2Load.java, run on JDK 17 with C1
 // only: batched inserts of orders with DECIMAL prices, joins with aggregates computed by the server, point
-// updates, and deletes that keep the database at about 20,000 orders). [Load.Wait] reports requests and
+// updates, and deletes that keep the database at its 2,000 newest orders, which every query reads: the mix
+// per step is the same from the first step, and a later client goes on with the database as the earlier
+// one left it). [Load.Wait] reports requests and
 // errors. The applications' JVMs are plain [JVM]s: stopped by pidfd in the test's cleanup.
 //
 // # Simulating containers and other users

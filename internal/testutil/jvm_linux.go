@@ -22,6 +22,15 @@ import (
 // SIGQUIT is nevertheless ignored. A cleanup stops the JVM (see Stop).
 func StartJVM(t testing.TB, jdk JDK, opts JVMOptions) *JVM {
 	t.Helper()
+	j, java := launchJVM(t, jdk, opts)
+	j.awaitStart(t, java)
+	return j
+}
+
+// launchJVM starts the JVM's process and returns it with the launcher's path as the JVM will see it;
+// awaitStart waits until it is ready. Several JVMs launched before the first wait start side by side.
+func launchJVM(t testing.TB, jdk JDK, opts JVMOptions) (*JVM, string) {
+	t.Helper()
 	skipInShort(t, "a JVM")
 	if opts.Main == "" {
 		opts.Main = "Sleeper"
@@ -120,7 +129,12 @@ func StartJVM(t testing.TB, jdk JDK, opts JVMOptions) *JVM {
 		j.waitErr = cmd.Wait()
 		close(j.done)
 	}()
+	return j, java
+}
 
+// awaitStart waits until a JVM of launchJVM is ready, and identifies it.
+func (j *JVM) awaitStart(t testing.TB, java string) {
+	t.Helper()
 	if err := j.waitReady(); err != nil {
 		_ = j.identify(java) // best effort, so that Stop can stop it gracefully and clean up after it
 		t.Fatalf("%s", j.describe("%v", err))
@@ -133,7 +147,6 @@ func StartJVM(t testing.TB, jdk JDK, opts JVMOptions) *JVM {
 	} else if ignored {
 		t.Fatalf("%s", j.describe("SIGQUIT is ignored: the JVM inherited SIG_IGN despite env --default-signal"))
 	}
-	return j
 }
 
 // waitReady waits until the JVM printed "ready", or until opts.Ready says it is ready.

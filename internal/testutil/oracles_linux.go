@@ -143,6 +143,10 @@ func StartBpftrace(t testing.TB, program string, args ...string) *Bpftrace {
 	return b
 }
 
+// Stop asks the program to end (SIGINT, which makes bpftrace print its maps); Wait then returns them. Wait's
+// timeout bounds how long that takes: printing large maps took bpftrace more than 10 s on a loaded machine.
+func (b *Bpftrace) Stop() { _ = b.bg.Cmd.Process.Signal(unix.SIGINT) }
+
 // Wait waits up to timeout for the program to end and returns its maps as printed at exit: map name
 // ("@count") -> key -> value. Maps without keys have the key "".
 func (b *Bpftrace) Wait(t testing.TB, timeout time.Duration) map[string]map[string]int64 {
