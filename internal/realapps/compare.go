@@ -60,3 +60,22 @@ var hiddenClassAddress = regexp.MustCompile(`[/+.]0x[0-9a-fA-F]+`)
 // ("Foo$$Lambda/0x0000000800c0b000.run") and JFR ("Foo$$Lambda+0x0000000800c0b000.run" or with a
 // different address for the same lambda in another run): the address is dropped.
 func NormalizeMethod(name string) string { return hiddenClassAddress.ReplaceAllString(name, "") }
+
+// TiedOverlap counts the keys of a's top n that b ranks in its top n too, or whose value in b is at least
+// b's n-th largest value less the fraction slack(key) of it. a is an estimate that knows key's value only
+// to within that fraction, so it cannot rank key apart from b's n-th: such keys, and keys tied with b's
+// n-th, are as good as in b's top n (Overlap breaks ties by name).
+func TiedOverlap(a, b map[string]int64, n int, slack func(key string) float64) int {
+	topB := Top(b, n)
+	if len(topB) == 0 {
+		return 0
+	}
+	nth := float64(b[topB[len(topB)-1]])
+	hits := 0
+	for _, k := range Top(a, n) {
+		if slices.Contains(topB, k) || float64(b[k]) >= nth*(1-slack(k)) {
+			hits++
+		}
+	}
+	return hits
+}

@@ -11,13 +11,17 @@
 //     frame, else the C library's wrapper, against the table of what each native method calls), and the
 //     overlap of the 15 methods most often at the top of the Java stack.
 //   - jvmkit gc vs the JVM's own -Xlog:gc* (timenanos = CLOCK_MONOTONIC, so pauses are matched by time) on
-//     Serial (H2), Parallel (Tomcat, H2 with full probes), G1 (Jetty) and ZGC (Jetty with full probes), with
-//     a GC.run in the window: every logged pause traced, full collections flagged full, duration_ns equal
-//     to the window.
-//   - jvmkit alloc --switch-flags vs the full-probe truth of a second instance started with
-//     -XX:+DTraceAllocProbes under the same load (jvmkit alloc in its exact mode, itself checked against
-//     bpftrace on the same probe): top-10 classes by bytes and the agreement of byte shares ([ShareAgreement]:
-//     the sum of the smaller shares); the JDK's jcmd says the flag is off again afterwards.
+//     Serial (H2), Parallel (H2 with full probes), G1 (Jetty) and ZGC (Tomcat), with a GC.run in the
+//     window: every logged pause traced, full collections flagged full, duration_ns equal to the window.
+//   - jvmkit alloc --switch-flags vs JFR's jdk.ObjectAllocationSample (throttle off) in the same JVM and
+//     window: samples per class (the same sample points), bytes and byte shares (the same weights); and vs
+//     the full-probe truth of a second instance started with -XX:+DTraceAllocProbes, loaded and traced at
+//     the same time (jvmkit alloc in its exact mode, itself checked against bpftrace on the same probe):
+//     top-10 classes by bytes ([TiedOverlap]: classes the sample cannot rank apart from the truth's 10th
+//     count as in) and the agreement of byte shares ([ShareAgreement]: the sum of the smaller shares), with
+//     JFR's own figures against the same truth beside them; the JDK's jcmd says the flag is off again
+//     afterwards. The compared instances run small fixed TLABs (8 KiB: hundreds of samples a second), H2's
+//     two under one JDBC rate.
 //   - gjmaps --strategy vmstructs vs Compiler.perfmap on every application, and gjcmd vs the JDK's jcmd (run
 //     as the JVM's user) on commands whose output is stable, on Tomcat, whose JVM is another user's.
 //

@@ -112,6 +112,16 @@ func TestCompare(t *testing.T) {
 	if top := Top(a, 2); strings.Join(top, ",") != "x,y" || Overlap(top, Top(b, 2)) != 2 {
 		t.Errorf("Top = %v", top)
 	}
+	// The truth ranks p, q, r, s, t; the estimate's top 3 has s, tied with the truth's 3rd (r), and t,
+	// 20% under it: in with a slack of 25%, out with 10%.
+	truth := map[string]int64{"p": 100, "q": 90, "r": 50, "s": 50, "t": 40}
+	est := map[string]int64{"p": 95, "s": 60, "t": 55}
+	if got := TiedOverlap(est, truth, 3, func(string) float64 { return 0.25 }); got != 3 {
+		t.Errorf("TiedOverlap with 25%% slack = %d, want 3", got)
+	}
+	if got := TiedOverlap(est, truth, 3, func(string) float64 { return 0.1 }); got != 2 {
+		t.Errorf("TiedOverlap with 10%% slack = %d, want 2", got)
+	}
 	if got := NormalizeMethod("java.lang.invoke.LambdaForm$MH+0x0000000800c08400.invoke"); got != "java.lang.invoke.LambdaForm$MH.invoke" {
 		t.Errorf("NormalizeMethod = %q", got)
 	}

@@ -27,11 +27,13 @@ import (
 
 func TestMain(m *testing.M) { testutil.Main(m, printReport) }
 
-// Windows of the tier, chosen to keep it at about a minute per application and JDK on two cores.
+// Windows of the tier, chosen to keep it at about a minute and a half per application and JDK on two cores.
 const (
 	warmUp      = 6 * time.Second  // load before the first measurement: the JIT compiles the hot paths
-	profileSpan = 10 * time.Second // jvmkit profile, JFR and jvmkit gc over the same window
-	allocSpan   = 6 * time.Second  // jvmkit alloc, and the full-probe truth on a second instance
+	profileSpan = 10 * time.Second // jvmkit profile and jvmkit gc over the same window
+	allocSpan   = 8 * time.Second  // jvmkit alloc --switch-flags, and the full-probe truth at the same time
+	resetSpan   = 3 * time.Second  // object__alloc firings counted after --switch-flags restored the flag
+	loadBound   = 5 * time.Minute  // the load during the measurements, stopped after them
 )
 
 // tools are the binaries under test, built once.
@@ -39,9 +41,10 @@ type tools struct{ jvmkit, gjcmd, gjmaps string }
 
 // TestRealApps runs each application under load on the full-depth JDKs, and Jetty on the others (smoke depth,
 // see testutil.Depth), and compares jvmkit's figures with the oracles'. One instance per application and JDK
-// serves every check that does not disturb the others (profile, JFR and gc over one window; alloc
-// --switch-flags over the next; maps and gjcmd after); at full depth, Jetty and H2 get a second instance
-// started with -XX:+DTraceAllocProbes for the full-probe truth.
+// serves every check that does not disturb the others (alloc --switch-flags over one window, profile and gc
+// over the next, JFR over each; maps and gjcmd after); at full depth, Jetty and H2 get a second instance
+// started with -XX:+DTraceAllocProbes for the full-probe truth, started, loaded and traced side by side with
+// the first.
 func TestRealApps(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	tl := tools{
@@ -60,17 +63,18 @@ func TestRealApps(t *testing.T) {
 			t.Run(string(kind), func(t *testing.T) { testApp(t, tl, jdk, kind, depth) })
 		}
 	})
+	compareJDKSizes(t)
 }
 
 // collector is the GC each instance runs, so that every JDK sees Serial, Parallel, G1 and ZGC under load.
+// The instances whose allocations are compared keep compressed oops on both sides (ZGC has none: its
+// objects with references are larger), so Jetty's pair runs G1 and H2's Serial and Parallel.
 func collector(kind testutil.AppKind, fullProbe bool) string {
 	switch {
-	case kind == testutil.Jetty && fullProbe:
-		return "Z"
 	case kind == testutil.Jetty:
 		return "G1"
 	case kind == testutil.Tomcat:
-		return "Parallel"
+		return "Z"
 	case kind == testutil.H2 && fullProbe:
 		return "Parallel"
 	default:
@@ -85,36 +89,131 @@ func gcArgs(jdk testutil.JDK, gc string) []string {
 	return []string{"-XX:+Use" + gc + "GC"}
 }
 
-func testApp(t *testing.T, tl tools, jdk testutil.JDK, kind testutil.AppKind, depth testutil.Depth) {
-	gc := collector(kind, false)
-	app := testutil.StartApp(t, kind, jdk, testutil.AppOptions{JVMArgs: gcArgs(jdk, gc), GCLog: true})
-	r := app.StartLoad(t, testutil.LoadOptions{Duration: warmUp}).Wait(t)
-	t.Logf("%s on %s (pid %d, %sGC): warm-up %d requests, %d errors", kind, jdk.Name(), app.PID, gc, r.Requests, r.Errors)
-	load := app.StartLoad(t, testutil.LoadOptions{Duration: profileSpan + allocSpan + 40*time.Second})
+// tlabArgs give the instances whose allocations are compared small TLABs of one size. A sampled run's
+// precision is its number of samples, one per new TLAB: under this machine's load the applications
+// allocate 1-3 MiB/s, which HotSpot's adaptive TLABs (hundreds of KiB) turn into 5-10 samples a second,
+// too few to tell 1% classes apart (measured on H2, JDK 17, 10 s: 58 samples; JFR's own
+// ObjectAllocationSample, from the truth's JVM itself, agreed 74% with the truth). 8 KiB TLABs give 150-1000
+// samples a second; the weights do not depend on the TLAB's size. Tomcat keeps HotSpot's default TLABs:
+// its sample points are checked against JFR's (jdk.ObjectAllocationInNewTLAB) as they come by default.
+var tlabArgs = []string{"-XX:TLABSize=8k", "-XX:-ResizeTLAB"}
 
-	t.Run("profile", func(t *testing.T) { testProfileAndGC(t, tl, app, gc) })
-	var sampled *allocData
-	if kind != testutil.Tomcat {
+// h2Rate is the JDBC client's steps per second on both H2 instances: the same work per second on the
+// sampled one and on the one slowed by every allocation trapping into the kernel. H2's allocations per
+// step depend on its pace (the MVStore's page copies, its background writer): measured on JDK 17 with each
+// as fast as it could go, the sampled instance allocated 3.6 times as much per second as the full-probe
+// one, and byte shares agreed 88%; at 6 steps a second each, 92% (JFR in the sampled JVM: 94%).
+const h2Rate = 6
+
+// instance is one application's JVM with the oracles' records of it.
+type instance struct {
+	*testutil.App
+	gc   string
+	load *testutil.Load
+}
+
+func testApp(t *testing.T, tl tools, jdk testutil.JDK, kind testutil.AppKind, depth testutil.Depth) {
+	began := time.Now()
+	phase := func(name string) { t.Logf("PHASE %s at %.1fs", name, time.Since(began).Seconds()) }
+	defer phase("end")
+	withTruth := kind != testutil.Tomcat && depth == testutil.Full
+	probes, err := jdk.Probes() // Debian's JDK 11 has none: no alloc, no gc (usdt's tests check that it says so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withTruth = withTruth && probes > 0
+	specs := []testutil.AppSpec{{Kind: kind, JDK: jdk, Options: testutil.AppOptions{GCLog: true,
+		JVMArgs: gcArgs(jdk, collector(kind, false))}}}
+	if withTruth {
+		specs[0].Options.JVMArgs = append(specs[0].Options.JVMArgs, tlabArgs...)
+		specs = append(specs, testutil.AppSpec{Kind: kind, JDK: jdk, Options: testutil.AppOptions{GCLog: true,
+			JVMArgs: append(append(gcArgs(jdk, collector(kind, true)), tlabArgs...), "-XX:+DTraceAllocProbes")}})
+	}
+	phase("started")
+	apps := testutil.StartApps(t, specs...)
+	var rate float64
+	if kind == testutil.H2 {
+		rate = h2Rate
+	}
+	insts := make([]*instance, len(apps))
+	warm := make([]*testutil.Load, len(apps))
+	for i, a := range apps {
+		insts[i] = &instance{App: a, gc: collector(kind, i == 1)}
+		warm[i] = a.StartLoad(t, testutil.LoadOptions{Duration: warmUp, Rate: rate})
+	}
+	for i, l := range warm {
+		r := l.Wait(t)
+		t.Logf("%s on %s (pid %d, %sGC, full probe %v): warm-up %d requests, %d errors", kind, jdk.Name(), apps[i].PID,
+			insts[i].gc, i == 1, r.Requests, r.Errors)
+	}
+	phase("warm")
+	for _, in := range insts {
+		// Until stopLoad: on a loaded machine the windows' tools take from seconds to a minute to attach.
+		in.load = in.StartLoad(t, testutil.LoadOptions{Duration: loadBound, Rate: rate})
+	}
+	phase("loaded")
+	app := insts[0]
+	var recs []*recording
+	var alloc *allocRun
+	if probes > 0 {
+		allocRec := tl.startJFR(t, app.App, "alloc", allocJFC)
 		t.Run("alloc", func(t *testing.T) {
-			testutil.SkipWithoutProbes(t, jdk)
-			sampled = testAllocSwitch(t, tl, app)
+			var truth *instance
+			if withTruth {
+				truth = insts[1]
+			}
+			alloc = testAlloc(t, tl, app, truth)
 		})
-	}
-	load.Stop()
-	if r := load.Wait(t); r.Errors > 0 {
-		t.Errorf("load: %d requests, %d errors\n%s", r.Requests, r.Errors, r.Output)
+		allocRec.stop(t, tl)
+		recs = append(recs, allocRec)
 	} else {
-		t.Logf("load during the measurements: %d requests", r.Requests)
+		t.Run("alloc", func(t *testing.T) { testutil.SkipWithoutProbes(t, jdk) })
 	}
-	t.Run("maps", func(t *testing.T) { testMaps(t, tl, app) })
+	phase("alloc-done")
+	if withTruth {
+		stopLoad(t, insts[1])
+		insts[1].Stop()
+	}
+	phase("truth-stopped")
+	_, oracleSettings := profileOracle(jdk)
+	execRec := tl.startJFR(t, app.App, "exec", execJFC, oracleSettings...)
+	var prof *profileRun
+	t.Run("profile", func(t *testing.T) { prof = testProfileAndGC(t, tl, app) })
+	execRec.stop(t, tl)
+	if kind == testutil.Jetty && probes > 0 {
+		t.Run("reset", func(t *testing.T) { measureReset(t, app.App) })
+	}
+	phase("profiled")
+	events := readJFR(t, app.App, append(recs, execRec)...)
+	phase("jfr-read")
+	stopLoad(t, app)
+	if prof != nil {
+		t.Run("profile-jfr", func(t *testing.T) { compareProfile(t, app.App, prof, events) })
+	}
+	if alloc != nil {
+		t.Run("alloc-jfr", func(t *testing.T) { compareAllocJFR(t, app.App, alloc, events) })
+		if alloc.truth != nil {
+			t.Run("alloc-full", func(t *testing.T) { compareAllocTruth(t, app.App, alloc, events) })
+		}
+	}
+	phase("compared")
+	t.Run("maps", func(t *testing.T) { testMaps(t, tl, app.App) })
 	if kind == testutil.Tomcat {
 		// Attach is the same for every application; Tomcat's JVM is the one of another user.
-		t.Run("gjcmd", func(t *testing.T) { testGjcmd(t, tl, app) })
+		t.Run("gjcmd", func(t *testing.T) { testGjcmd(t, tl, app.App) })
 	}
+	phase("maps-done")
 	app.Stop()
+}
 
-	if sampled != nil && depth == testutil.Full {
-		t.Run("alloc-full", func(t *testing.T) { testAllocFull(t, tl, jdk, kind, sampled) })
+// stopLoad ends an instance's load and logs what it did; errors fail the test.
+func stopLoad(t *testing.T, in *instance) {
+	t.Helper()
+	in.load.Stop()
+	if r := in.load.Wait(t); r.Errors > 0 {
+		t.Errorf("load on pid %d: %d requests, %d errors\n%s", in.PID, r.Requests, r.Errors, r.Output)
+	} else {
+		t.Logf("load on pid %d during the measurements: %d requests", in.PID, r.Requests)
 	}
 }
 
@@ -137,13 +236,103 @@ func monotonic() int64 {
 	return ts.Nano()
 }
 
+// The tier's JFR recordings, one per measurement window so that the file holds only what is compared (with
+// the throttle off and small TLABs, a recording of allocation samples over the whole run was 100,000 events,
+// and jfr print took 60-90 s of it on a loaded machine): allocJFC every allocation sample (the throttle off:
+// one per new TLAB and per allocation outside one, the points --switch-flags samples at) over the alloc
+// window, execJFC execution samples as JFR's profile settings take them (every 10 ms) over the profile's
+// (and, from JDK 25, jdk.CPUTimeSample: see profileOracle).
+const (
+	allocJFC = `<?xml version="1.0" encoding="UTF-8"?>
+<configuration version="2.0" label="jvmkit real-application tier: allocations">
+  <event name="jdk.ObjectAllocationSample"><setting name="enabled">true</setting><setting name="stackTrace">false</setting><setting name="throttle">off</setting></event>
+</configuration>
+`
+	execJFC = `<?xml version="1.0" encoding="UTF-8"?>
+<configuration version="2.0" label="jvmkit real-application tier: execution samples">
+  <event name="jdk.ExecutionSample"><setting name="enabled">true</setting><setting name="period">10 ms</setting></event>
+</configuration>
+`
+)
+
+// recording is one of the tier's JFR recordings of an application.
+type recording struct {
+	app        *testutil.App
+	name, path string
+}
+
+// startJFR starts a recording with the configuration jfc, named name, written to the application's tmp.
+// gjcmd sends JFR.start and JFR.stop: the JDK's jcmd, a JVM, took 9-21 s each on the loaded machine, gjcmd
+// well under a second (TestRealApps' gjcmd subtest checks it against jcmd); the recording itself, and
+// its reading with jfr print, are the JDK's.
+func (tl tools) startJFR(t *testing.T, app *testutil.App, name, jfc string, options ...string) *recording {
+	t.Helper()
+	r := &recording{app: app, name: "jvmkit-tier-" + name, path: filepath.Join(app.Tmp, name+".jfr")}
+	settings := filepath.Join(app.Tmp, name+".jfc")
+	if err := os.WriteFile(settings, []byte(jfc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{strconv.Itoa(app.PID), "JFR.start", "name=" + r.name, "filename=" + r.path, "settings=" + settings},
+		options...)
+	out, err := exec.Command(tl.gjcmd, args...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Started recording") {
+		t.Fatalf("gjcmd JFR.start: %v\n%s", err, out)
+	}
+	return r
+}
+
+// stop stops the recording, which writes its file.
+func (r *recording) stop(t *testing.T, tl tools) {
+	t.Helper()
+	out, err := exec.Command(tl.gjcmd, strconv.Itoa(r.app.PID), "JFR.stop", "name="+r.name).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Stopped recording") {
+		t.Fatalf("gjcmd JFR.stop: %v\n%s", err, out)
+	}
+}
+
+// readJFR reads the recordings' events (execution samples with their top frame only) with one jfr print:
+// their files are concatenated, as jfr assemble does (a recording file is a sequence of self-contained
+// chunks), which saves a JVM's start per application.
+func readJFR(t *testing.T, app *testutil.App, recs ...*recording) []testutil.JFREvent {
+	t.Helper()
+	all := filepath.Join(t.TempDir(), "tier.jfr")
+	var data []byte
+	for _, r := range recs {
+		b, err := os.ReadFile(r.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, b...)
+	}
+	if err := os.WriteFile(all, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return testutil.ReadJFR(t, app.JDK, all, 1, "jdk.ExecutionSample", "jdk.CPUTimeSample", "jdk.ObjectAllocationSample")
+}
+
+// inWindow returns the events of type typ that started between from and to.
+func inWindow(events []testutil.JFREvent, typ string, from, to time.Time) []testutil.JFREvent {
+	var out []testutil.JFREvent
+	for _, e := range events {
+		if e.Type == typ && !e.Values.StartTime.Before(from) && !e.Values.StartTime.After(to) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// profileRun is what testProfileAndGC measured, compared with JFR's samples of the same window once the
+// recording is read.
+type profileRun struct {
+	profile  Profile
+	from, to time.Time // the profile's window
+}
+
 // testProfileAndGC profiles the application with jvmkit profile while JFR records execution samples and
 // jvmkit gc traces the collections the JVM also logs with -Xlog:gc; a GC.run in the window makes sure
 // that there is a full collection (a young and a full one on Parallel with JDK 17's ScavengeBeforeFullGC).
-func testProfileAndGC(t *testing.T, tl tools, app *testutil.App, gc string) {
+func testProfileAndGC(t *testing.T, tl tools, app *instance) *profileRun {
 	pid := strconv.Itoa(app.PID)
-	oracle, oracleSettings := profileOracle(app.JDK)
-	jfr := app.StartJFR(t, filepath.Join(app.Tmp, "profile.jfr"), append([]string{"settings=profile"}, oracleSettings...)...)
 	// jvmkit gc needs the JDK's USDT probes, which Debian's JDK 11 lacks (usdt's tests check that it says so).
 	var tracer *testutil.Background
 	var t0 int64
@@ -157,14 +346,17 @@ func testProfileAndGC(t *testing.T, tl tools, app *testutil.App, gc string) {
 	}
 	profOut := filepath.Join(t.TempDir(), "profile.json")
 	profiler := start(t, tl.jvmkit, "profile", pid, "-d", profileSpan.String(), "--format", "json", "-o", profOut)
-	tl.gcRun(t, app)
+	tl.gcRun(t, app.App)
 	profiler.Wait(t, profileSpan+2*time.Minute)
+	// The profile samples for its --duration and then writes its output: its window ends about when it exits.
+	to := time.Now()
 	var gcOut string
 	if tracer != nil {
 		gcOut = tracer.Wait(t, profileSpan+2*time.Minute)
 	}
-	t1 := monotonic()
-	recording := jfr.Stop(t)
+	if tracer != nil {
+		compareGC(t, tl, app.App, app.gc, gcOut, profileSpan, t0, monotonic())
+	}
 
 	data, err := os.ReadFile(profOut)
 	if err != nil {
@@ -177,8 +369,14 @@ func testProfileAndGC(t *testing.T, tl tools, app *testutil.App, gc string) {
 	if err := json.Unmarshal(data, &doc); err != nil || doc.Schema != "jvmkit.profile/v1" {
 		t.Fatalf("jvmkit profile --format json: %v\n%.2000s", err, data)
 	}
-	f := Analyze(&doc.Data)
-	jfrLeaf, jfrSamples := jfrJavaLeaves(testutil.ReadJFR(t, app.JDK, recording, 1, oracle))
+	return &profileRun{profile: doc.Data, from: to.Add(-profileSpan), to: to}
+}
+
+// compareProfile compares the profile with JFR's execution samples of its window.
+func compareProfile(t *testing.T, app *testutil.App, p *profileRun, events []testutil.JFREvent) {
+	f := Analyze(&p.profile)
+	oracle, _ := profileOracle(app.JDK)
+	jfrLeaf, jfrSamples := jfrJavaLeaves(inWindow(events, oracle, p.from, p.to))
 	ourTop, jfrTop := Top(f.JavaLeaf, 15), Top(jfrLeaf, 15)
 	overlap := Overlap(ourTop, jfrTop)
 	var javaLeaf int64
@@ -189,7 +387,7 @@ func testProfileAndGC(t *testing.T, tl tools, app *testutil.App, gc string) {
 		"%.2f%% under a wrong native method (%d syscall samples judged), %d Java-leaf samples vs JFR's %d (%s)",
 		f.Samples, 100*f.RootReach(), 100*f.NamelessShare(), f.Stripped, 100*f.WrongNativeShare(), f.Syscalls,
 		javaLeaf, jfrSamples, oracle)
-	t.Logf("profile: reasons %v; nameless frames %v", doc.Data.Reasons, topOf(f.NamelessFrames, 10))
+	t.Logf("profile: reasons %v; nameless frames %v", p.profile.Reasons, topOf(f.NamelessFrames, 10))
 	t.Logf("profile: native method -> syscall %v", topOf(f.Pairs, 25))
 	t.Logf("profile: top-15 Java leaves overlap JFR's in %d/15\n ours: %s\n  JFR: %s", overlap,
 		withCounts(ourTop, f.JavaLeaf), withCounts(jfrTop, jfrLeaf))
@@ -205,10 +403,6 @@ func testProfileAndGC(t *testing.T, tl tools, app *testutil.App, gc string) {
 	check(t, "profile.wrong-native", f.WrongNativeShare() <= 0.01, "%.2f%% of samples under a native method that does not make their syscall, want ≤ 1%%", 100*f.WrongNativeShare())
 	if enough(t, "profile.jfr-top15", "Java-leaf samples (ours, JFR's)", min(javaLeaf, jfrSamples), 500) {
 		check(t, "profile.jfr-top15", overlap >= 13, "top-15 Java leaf methods overlap JFR's in %d/15, want ≥ 13", overlap)
-	}
-
-	if tracer != nil {
-		compareGC(t, tl, app, gc, gcOut, profileSpan, t0, t1)
 	}
 }
 
@@ -332,124 +526,6 @@ func compareGC(t *testing.T, tl tools, app *testutil.App, gc, out string, span t
 	check(t, "gc.count/"+gc, len(extra) == 0 && len(got) == len(want), "%d pauses traced, %d logged; extra %v", len(got), len(want), extra)
 	check(t, "gc.full/"+gc, fullWrong == 0, "%d of %d pauses have the wrong full flag", fullWrong, matched)
 	check(t, "gc.duration", durErr <= 0.01 && durErr >= -0.01, "duration_ns %d is %+.2f%% off the %v window", window, 100*durErr, span)
-}
-
-// allocData is jvmkit.alloc/v1's data.
-type allocData struct {
-	Mode    string              `json:"mode"`
-	Flags   []hotspot.FlagState `json:"flags"`
-	Profile struct {
-		Classes []hotspot.ClassAlloc `json:"classes"`
-		Count   uint64               `json:"count"`
-		Bytes   uint64               `json:"bytes"`
-		Lost    uint64               `json:"lost"`
-	} `json:"profile"`
-}
-
-// bytes and counts are per class, hidden classes' addresses dropped (two runs name the same lambda
-// differently).
-func (a *allocData) bytes() map[string]int64 {
-	m := map[string]int64{}
-	for _, c := range a.Profile.Classes {
-		m[NormalizeMethod(c.Class)] += int64(c.Bytes)
-	}
-	return m
-}
-
-func (a *allocData) counts() map[string]int64 {
-	m := map[string]int64{}
-	for _, c := range a.Profile.Classes {
-		m[NormalizeMethod(c.Class)] += int64(c.Count)
-	}
-	return m
-}
-
-func runAlloc(t *testing.T, tl tools, pid int, args ...string) *allocData {
-	t.Helper()
-	p := start(t, tl.jvmkit, append([]string{"alloc", strconv.Itoa(pid), "--duration", allocSpan.String(), "--json"}, args...)...)
-	out := p.Wait(t, allocSpan+2*time.Minute)
-	var doc struct {
-		Schema string    `json:"schema"`
-		Data   allocData `json:"data"`
-	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != "jvmkit.alloc/v1" {
-		t.Fatalf("jvmkit alloc --json: %v\n%.2000s", err, out)
-	}
-	return &doc.Data
-}
-
-// testAllocSwitch runs alloc --switch-flags under load and checks with the JDK's jcmd that the flag is off
-// again.
-func testAllocSwitch(t *testing.T, tl tools, app *testutil.App) *allocData {
-	a := runAlloc(t, tl, app.PID, "--switch-flags")
-	if flags := app.Jcmd(t, "VM.flags", "-all"); !strings.Contains(flags, "DTraceAllocProbes") ||
-		strings.Contains(grepLine(flags, "DTraceAllocProbes"), "= true") {
-		t.Errorf("DTraceAllocProbes is not false after alloc --switch-flags ended:\n%s", grepLine(flags, "DTraceAllocProbes"))
-	}
-	ours := a.bytes()
-	t.Logf("alloc --switch-flags (%s): %d events, %s in %v; top 10 by bytes %s", a.Mode, a.Profile.Count,
-		mib(a.Profile.Bytes), allocSpan, withCounts(Top(ours, 10), ours))
-	return a
-}
-
-// testAllocFull starts a second instance with -XX:+DTraceAllocProbes, counts every allocation with jvmkit
-// alloc and with bpftrace on the same probe at the same time, and compares the sampled run's ranking and
-// shares with that truth. The same instance's collector (ZGC for Jetty) is checked against -Xlog:gc.
-func testAllocFull(t *testing.T, tl tools, jdk testutil.JDK, kind testutil.AppKind, sampled *allocData) {
-	gc := collector(kind, true)
-	app := testutil.StartApp(t, kind, jdk, testutil.AppOptions{
-		JVMArgs: append(gcArgs(jdk, gc), "-XX:+DTraceAllocProbes"), GCLog: true,
-	})
-	r := app.StartLoad(t, testutil.LoadOptions{Duration: warmUp / 2}).Wait(t)
-	t.Logf("%s full-probe instance (pid %d, %sGC): warm-up %d requests", kind, app.PID, gc, r.Requests)
-	load := app.StartLoad(t, testutil.LoadOptions{Duration: allocSpan + 30*time.Second})
-	defer load.Stop()
-
-	// The collector over the same window, with a System.gc() in it: the probes' traps do not change
-	// which pauses there are.
-	tracer := start(t, tl.jvmkit, "gc", strconv.Itoa(app.PID), "--duration", allocSpan.String(), "--json")
-	t0 := attached(t, tracer, "tracing collections")
-	tl.gcRun(t, app)
-	secs := int(allocSpan / time.Second)
-	bt := testutil.StartBpftrace(t, fmt.Sprintf(`usdt:%s:hotspot:object__alloc /pid == %d/ {
-  @count[str(arg1, arg2)] = count(); @bytes[str(arg1, arg2)] = sum(arg3);
-}
-interval:s:%d { exit(); }`, app.LibJVM(t), app.PID, secs), "-p", strconv.Itoa(app.PID))
-	full := runAlloc(t, tl, app.PID)
-	maps := bt.Wait(t, allocSpan+time.Minute)
-	gcOut := tracer.Wait(t, allocSpan+2*time.Minute)
-	compareGC(t, tl, app, gc, gcOut, allocSpan, t0, monotonic())
-	if full.Mode != "all" {
-		t.Fatalf("alloc on a JVM with -XX:+DTraceAllocProbes: mode %q, want all", full.Mode)
-	}
-	btCount, btBytes := map[string]int64{}, map[string]int64{}
-	for k, v := range maps["@count"] {
-		btCount[className(k)] += v
-	}
-	for k, v := range maps["@bytes"] {
-		btBytes[className(k)] += v
-	}
-	truth := full.bytes()
-	ours := sampled.bytes()
-	overlap := Overlap(Top(ours, 10), Top(truth, 10))
-	agree := ShareAgreement(ours, truth)
-	countAgree := ShareAgreement(full.counts(), btCount)
-	t.Logf("full probe: %d allocations, %s in %v; top 10 by bytes %s", full.Profile.Count, mib(full.Profile.Bytes),
-		allocSpan, withCounts(Top(truth, 10), truth))
-	t.Logf("bpftrace on the same probe: top 10 by count %s; count shares agree %.1f%% with jvmkit's full run; "+
-		"bytes (arg3) top 10 %s", withCounts(Top(btCount, 10), btCount), 100*countAgree, withCounts(Top(btBytes, 10), btBytes))
-	t.Logf("sampled (--switch-flags) vs full: top-10 by bytes overlap %d/10, byte shares agree %.0f%%", overlap, 100*agree)
-	id := rowID{kind, jdk}
-	record(id, "alloc full probe vs bpftrace, same probe: class count shares agree", pct(countAgree), "bpftrace", "")
-	note := inconclusive(int64(sampled.Profile.Count), 2000)
-	record(id, "alloc --switch-flags vs full probe: top-10 by bytes", fmt.Sprintf("%d/10", overlap), "≥ 9/10", note)
-	record(id, "alloc --switch-flags vs full probe: byte shares agree", pct(agree), "≥ 85%", note)
-	check(t, "alloc.bpftrace", countAgree >= 0.95, "jvmkit alloc's and bpftrace's class shares on the same probe agree %.1f%%, want ≥ 95%%", 100*countAgree)
-	if !enough(t, "alloc.top10", "--switch-flags events", int64(sampled.Profile.Count), 2000) {
-		return
-	}
-	check(t, "alloc.top10", overlap >= 9, "top-10 classes by bytes overlap the full-probe run's in %d/10, want ≥ 9", overlap)
-	check(t, "alloc.shares", agree >= 0.85, "byte shares agree with the full-probe run's %.0f%%, want ≥ 85%%", 100*agree)
 }
 
 // testMaps compares gjmaps' map (vmstructs: read from the JVM's memory) with the one the JVM writes itself
@@ -632,10 +708,12 @@ var pending = map[string]string{
 	// Not judged yet on a machine quiet enough to give 500 Java-leaf samples per window (Jetty, 60 s windows:
 	// 13/15 on JDK 17, 14/15 on JDK 25 against jdk.CPUTimeSample; docs/benchmarks.md).
 	"profile.jfr-top15": "a CI run with enough samples",
-	// hotspot: sampled allocations weighted by bytes allocated since the thread's previous sample; JDK 17's
-	// sizes from the class's layout helper (its C2 calls the probe without the size).
-	"alloc.top10":  "hotspot: alloc weighting and JDK 17 sizes",
-	"alloc.shares": "hotspot: alloc weighting and JDK 17 sizes",
+	// alloc --switch-flags vs the full-probe instance, Jetty: one class gets 1.5-2.4 MB more in ours than
+	// JFR's ObjectAllocationSample of the same JVM and window gives it (ArrayByteBufferPool's lambda,
+	// TreeMap$EntryIterator; all bytes +4-9% against JFR's, per-class samples 99% alike) and ranks into our
+	// top 10: 7-9/10 on JDK 17 where JFR's had 9/10, 9/10 on JDK 25. H2's (9-10/10, 87-92%) and Jetty's
+	// shares (90-96% on JDK 17; on JDK 25 as JFR's) are checked.
+	"alloc.top10/jetty": "hotspot: a Jetty class weighed more than JFR weighs it (not explained yet)",
 	// hotspot: a young and a full collection of one safepoint reported as -Xlog:gc reports them, and
 	// duration_ns = the window traced.
 	"gc.found/Parallel": "hotspot: Parallel's young+full pair of one safepoint",

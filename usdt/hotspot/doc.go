@@ -44,7 +44,7 @@
 //     reset of a JVM started with the flag). Without a uprobe the call is cheap but not free.
 //   - JDK 17's C1 also calls the probe from code it compiled while the flag was on, without testing the
 //     flag: such code keeps firing after the flag is reset, as C2's does on JDK 21+ (measured on real
-//     applications by TestAllocRealApps; the Alloc workload, all C2 code, fires 0 times on JDK 17).
+//     applications by internal/realapps' TestRealApps; the Alloc workload, all C2 code, fires 0 times on JDK 17).
 //   - So on a JVM started without the flag, switching it on gives a sample: the slow paths of compiled
 //     code, one per new TLAB (a thread's TLAB holds from KBs to MBs) or allocation outside one, and every
 //     allocation of interpreted code and of code compiled during the trace. Counted as they come, these
