@@ -31,7 +31,8 @@ build:
 setup:
 	scripts/setup
 
-test: setup lint unit arm64 release-test
+test: setup lint unit
+	$(MAKE) -j2 arm64 release-test # two small tiers side by side: the arm64 one mostly waits on qemu, the other on dpkg and podman
 
 # -p 1: the live tests start real JVMs; two cores are enough for one package at a time. The summary lists every
 # skipped test with its reason, the slowest packages and tests, and the CPU time of each package, test and JDK

@@ -683,7 +683,7 @@ func enough(t *testing.T, key, what string, have, need int64) bool {
 	if have >= need {
 		return true
 	}
-	msg := fmt.Sprintf("%s: %d %s, %d needed for the comparison to mean anything: the machine is too loaded", key, have, what, need)
+	msg := fmt.Sprintf("%s: %d %s, %d needed for the comparison to mean anything: the machine is too loaded, or the oracle recorded none", key, have, what, need)
 	if _, isPending := pending[key]; isPending || os.Getenv("CI") == "" {
 		t.Logf("INCONCLUSIVE %s", msg)
 	} else {
