@@ -175,7 +175,7 @@ func TestStoppedThreadsMatchJhsdb(t *testing.T) {
 			t.Fatalf("workload threads: %v", threads)
 		}
 		const rounds = 3
-		var broken, stacks, compared, equal, saEmpty, saWrong, frames, equalFrames, topExact, topGroups int
+		var broken, stacks, compared, equal, saEmpty, saWrong, frames, equalFrames, topExact, topGroups, entering int
 		for round := range rounds {
 			cont := stopProcess(t, jvm.PID)
 			ours := map[string]Stack{}
@@ -223,6 +223,14 @@ func TestStoppedThreadsMatchJhsdb(t *testing.T) {
 					t.Logf("round %d: %s: jhsdb's stack is impossible for this thread: %v; ours %v", round, name, ref, mine)
 					continue
 				}
+				// A thread stopped in a call's entry (an i2c adapter, a method's entry before its frame
+				// is built) is shown by us in the callee, at no line yet, and by jhsdb still in the caller
+				// (seen on JDK 25: mixedInner:-1 above interp:80): the rest must then agree.
+				if group == 0 && len(mine) == len(ref)+1 && mine[0].Line == -1 && fmt.Sprint(mine[1:]) == fmt.Sprint(ref) {
+					entering++
+					t.Logf("round %d: %s: ours is entering %s, jhsdb's is still in its caller; the rest is equal", round, name, mine[0].Name)
+					mine = mine[1:]
+				}
 				compared++
 				// Below the top compiled frame both must agree exactly; the top compiled frame too, as
 				// the walker uses jhsdb's rule for it here (Options.NearTop).
@@ -259,7 +267,7 @@ func TestStoppedThreadsMatchJhsdb(t *testing.T) {
 		if broken > 1 {
 			t.Errorf("%d of %d walks ended early", broken, stacks)
 		}
-		t.Logf("%s: %d stacks walked, %d ended early, the others of the expected shape; jhsdb: %d comparable, %d equal below the top compiled frame (%d/%d frames), top compiled frame exactly equal in %d/%d; jhsdb printed no frames for %d and an impossible stack for %d",
-			jdk.Name(), stacks, broken, compared, equal, equalFrames, frames, topExact, topGroups, saEmpty, saWrong)
+		t.Logf("%s: %d stacks walked, %d ended early, the others of the expected shape; jhsdb: %d comparable, %d equal below the top compiled frame (%d/%d frames), top compiled frame exactly equal in %d/%d; jhsdb printed no frames for %d and an impossible stack for %d; %d entering a call (ours in the callee)",
+			jdk.Name(), stacks, broken, compared, equal, equalFrames, frames, topExact, topGroups, saEmpty, saWrong, entering)
 	})
 }
