@@ -10,7 +10,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -25,24 +24,6 @@ import (
 )
 
 func TestMain(m *testing.M) { testutil.Main(m) }
-
-// pendingEnv runs the pending cases, which fail until the fix named in pending lands.
-const pendingEnv = "JVMKIT_TEST_PENDING"
-
-// pending lists the cases (path.Match patterns over the subtest's name below TestReadmeCommands) that fail
-// today for a known reason, with the issue and the missing fix. Remove an entry when its fix is on main.
-var pending = map[string]string{}
-
-// skipPending skips a case of pending unless $JVMKIT_TEST_PENDING is set.
-func skipPending(t *testing.T) {
-	t.Helper()
-	name := strings.TrimPrefix(t.Name(), "TestReadmeCommands/")
-	for pattern, why := range pending {
-		if ok, _ := path.Match(pattern, name); ok && os.Getenv(pendingEnv) == "" {
-			t.Skipf("pending: %s (%s=1 runs it)", why, pendingEnv)
-		}
-	}
-}
 
 // tier is one JVM in a container and the means to question it.
 type tier struct {
@@ -145,7 +126,6 @@ func TestReadmeCommands(t *testing.T) {
 // gjcmdList: gjcmd -l finds the JVM by its host pid, with its pid and user inside; the container's own jcmd -l
 // sees it as pid 1.
 func (c *tier) gjcmdList(t *testing.T) {
-	skipPending(t)
 	var list struct {
 		Schema string `json:"schema"`
 		JVMs   []struct {
@@ -180,7 +160,6 @@ func (c *tier) gjcmdList(t *testing.T) {
 
 // sameAsJcmd: gjcmd from the host prints what the container's jcmd prints.
 func (c *tier) sameAsJcmd(t *testing.T, command ...string) {
-	skipPending(t)
 	got := withoutPIDLine(c.must(t, "gjcmd", append([]string{c.pid}, command...)...))
 	want := c.own(t, "jcmd", append([]string{"1"}, command...)...)
 	if got != want {
@@ -217,7 +196,6 @@ func eventually(f func() (got, want []string)) (got, want []string) {
 }
 
 func (c *tier) gjcmdThreads(t *testing.T) {
-	skipPending(t)
 	got, want := eventually(func() ([]string, []string) {
 		return javaThreads(t, withoutPIDLine(c.must(t, "gjcmd", c.pid, "Thread.print"))),
 			javaThreads(t, c.own(t, "jcmd", "1", "Thread.print"))
@@ -230,7 +208,6 @@ func (c *tier) gjcmdThreads(t *testing.T) {
 // gjcmdJFR: a recording started, dumped by the JVM into its working directory in the container, copied out by
 // gjcmd, readable by the JDK's jfr.
 func (c *tier) gjcmdJFR(t *testing.T) {
-	skipPending(t)
 	c.must(t, "gjcmd", c.pid, "JFR.start", "name=tier", "settings=profile")
 	t.Cleanup(func() { c.run(t, "gjcmd", c.pid, "JFR.stop", "name=tier") })
 	dst := t.TempDir()
@@ -250,7 +227,6 @@ func (c *tier) gjcmdJFR(t *testing.T) {
 
 // threads: jvmkit threads names the threads that the container's jcmd Thread.print shows.
 func (c *tier) threads(t *testing.T) {
-	skipPending(t)
 	got, want := eventually(func() ([]string, []string) {
 		var res struct {
 			Data struct {
@@ -278,7 +254,6 @@ func (c *tier) threads(t *testing.T) {
 // flags: jvmkit flags prints the lines of the container's jcmd VM.flags -all, line for line. jvmkit also
 // prints the locked diagnostic, experimental and develop flags, which jcmd leaves out: those are skipped.
 func (c *tier) flags(t *testing.T) {
-	skipPending(t)
 	want := flagLines(c.own(t, "jcmd", "1", "VM.flags", "-all"))
 	names := map[string]bool{}
 	for _, l := range want {
@@ -326,14 +301,12 @@ func flagName(line string) string {
 }
 
 func (c *tier) codecache(t *testing.T) {
-	skipPending(t)
 	if out := c.must(t, "jvmkit", "codecache", c.pid); !strings.Contains(out, "Demo") {
 		t.Errorf("jvmkit codecache names no method of Demo:\n%.2000s", out)
 	}
 }
 
 func (c *tier) vmstructs(t *testing.T) {
-	skipPending(t)
 	if out := c.must(t, "jvmkit", "vmstructs", c.pid); !strings.Contains(out, "JavaThread") {
 		t.Errorf("jvmkit vmstructs has no JavaThread:\n%.2000s", out)
 	}
@@ -373,7 +346,6 @@ type span struct{ start, size uint64 }
 // JVM's own Compiler.perfmap taken just before: the same name for >= 99% of the ranges they share, and >= 99%
 // of Compiler.perfmap's compiled methods (nmethods) present.
 func (c *tier) gjmaps(t *testing.T, strategy string) {
-	skipPending(t)
 	oracle := c.perfmapOracle(t)
 	var res struct {
 		JVMs []struct {
@@ -431,7 +403,6 @@ func (c *tier) gjmaps(t *testing.T, strategy string) {
 // gjmapsStale: a map left in the container's /tmp by an earlier root-owned write (the JVM, uid 1000, cannot
 // rewrite it) is never reported as the jcmd strategy's result.
 func (c *tier) gjmapsStale(t *testing.T) {
-	skipPending(t)
 	file := c.jvm.HostPath("/tmp/perf-1.map")
 	if err := os.WriteFile(file, []byte("1000 10 jvmkit-stale\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -455,7 +426,6 @@ var reasonFrame = regexp.MustCompile(`^\[[a-z0-9-]+\]$`)
 
 // profile: samples of the container's JVM walk through Demo's code, and >= 99.5% reach their thread's root.
 func (c *tier) profile(t *testing.T) {
-	skipPending(t)
 	out := c.must(t, "jvmkit", "profile", c.pid, "-d", "3s", "--format", "folded")
 	total, broken, demo := 0, 0, 0
 	for line := range strings.Lines(out) {
@@ -493,7 +463,6 @@ func cutLast(s, sep string) (before, after string, ok bool) {
 // alloc: a sample of allocations by class, and DTraceAllocProbes is false again afterwards, as the
 // container's jcmd sees it.
 func (c *tier) alloc(t *testing.T) {
-	skipPending(t)
 	out := c.must(t, "jvmkit", "alloc", c.pid, "--switch-flags", "--duration", "3s")
 	if !strings.Contains(out, "byte[]") && !strings.Contains(out, "java.lang.String") {
 		t.Errorf("jvmkit alloc names neither byte[] nor String:\n%.2000s", out)
@@ -513,7 +482,6 @@ var gcPause = regexp.MustCompile(`\bGC\(\d+\) Pause `)
 
 // gc: the pauses jvmkit gc saw are among those the JVM logged (-Xlog:gc) while it traced.
 func (c *tier) gc(t *testing.T) {
-	skipPending(t)
 	log := c.jvm.HostPath("/tmp/gc.log")
 	pauses := func() int {
 		data, err := os.ReadFile(log)
@@ -542,7 +510,6 @@ func (c *tier) gc(t *testing.T) {
 
 // usdtList: the hotspot probes of the JVM's libjvm.so, as readelf -n lists its notes.
 func (c *tier) usdtList(t *testing.T) {
-	skipPending(t)
 	readelf := testutil.MustHaveTool(t, "readelf")
 	notes, err := exec.Command(readelf, "-n", filepath.Join(c.jdk.Home, "lib/server/libjvm.so")).Output()
 	if err != nil {
@@ -563,7 +530,6 @@ func (c *tier) usdtList(t *testing.T) {
 
 // jitlog: a JIT log recorded from the container's JVM names Demo's compiled methods.
 func (c *tier) jitlog(t *testing.T) {
-	skipPending(t)
 	log := filepath.Join(t.TempDir(), "jit.log")
 	c.must(t, "jvmkit", "jitlog", "record", "-o", log, "--duration", "2s", c.pid)
 	if out := c.must(t, "jvmkit", "jitlog", "dump", log); !strings.Contains(out, "Demo") {

@@ -24,7 +24,7 @@ func BackendsDir() string {
 
 func backendBinary(t testing.TB, rel string) string {
 	t.Helper()
-	skipInShort(t, "a profile backend")
+	SkipInShort(t, "a profile backend")
 	bin := filepath.Join(BackendsDir(), rel)
 	if _, err := os.Stat(bin); err != nil {
 		Skipf(t, "test needs %s: run scripts/build-backends (%v)", bin, err)

@@ -11,7 +11,7 @@ import (
 // root on Linux 5.8 or later with the uprobe PMU.
 func MustHaveBPF(t testing.TB) {
 	t.Helper()
-	skipInShort(t, "BPF")
+	SkipInShort(t, "BPF")
 	MustHaveRoot(t)
 	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: uint32(os.Getpagesize())})
 	if err != nil {

@@ -59,7 +59,7 @@ func Compile(t testing.TB, jdk JDK, workloads ...string) string {
 // names are relative to the test's working directory (the package directory).
 func CompileFiles(t testing.TB, jdk JDK, files ...string) string {
 	t.Helper()
-	skipInShort(t, "javac")
+	SkipInShort(t, "javac")
 	if jdk.Root != "" {
 		MustHaveRoot(t) // its javac runs in a mount namespace of its own
 	}

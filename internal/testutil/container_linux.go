@@ -37,7 +37,7 @@ func ForEachContainerJDK(t *testing.T, f func(t *testing.T, kind ContainerKind, 
 // rootfsJDKs returns the JDKs of root filesystems, with their tool wrappers.
 func rootfsJDKs(t testing.TB) []JDK {
 	t.Helper()
-	skipInShort(t, "JDKs of a root filesystem")
+	SkipInShort(t, "JDKs of a root filesystem")
 	d := discover()
 	sel := strings.TrimSpace(os.Getenv(TestJDKsEnv))
 	if sel == "host" || sel == "" {

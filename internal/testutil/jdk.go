@@ -119,7 +119,7 @@ func (j JDK) String() string {
 // [MustHaveJava], it skips the test when JDK 17 is missing.
 func JDKs(t testing.TB) []JDK {
 	t.Helper()
-	skipInShort(t, "JDKs")
+	SkipInShort(t, "JDKs")
 	d := discover()
 	if len(d.errs) > 0 {
 		t.Fatalf("%s: %v", ExtraJDKsEnv, errors.Join(d.errs...))
@@ -228,7 +228,7 @@ func ForEachFullJDK(t *testing.T, f func(t *testing.T, jdk JDK)) {
 
 func jdk17(t testing.TB) JDK {
 	t.Helper()
-	skipInShort(t, "JDK 17")
+	SkipInShort(t, "JDK 17")
 	d := discover()
 	var why []string
 	for _, j := range d.jdks {

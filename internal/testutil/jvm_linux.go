@@ -31,7 +31,7 @@ func StartJVM(t testing.TB, jdk JDK, opts JVMOptions) *JVM {
 // awaitStart waits until it is ready. Several JVMs launched before the first wait start side by side.
 func launchJVM(t testing.TB, jdk JDK, opts JVMOptions) (*JVM, string) {
 	t.Helper()
-	skipInShort(t, "a JVM")
+	SkipInShort(t, "a JVM")
 	if opts.Main == "" {
 		opts.Main = "Sleeper"
 	}

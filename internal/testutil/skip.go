@@ -17,9 +17,9 @@ func Skipf(t testing.TB, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
-// skipInShort skips the test in -short mode (make check: the edit loop), also with CI set: -short asks for
-// the tests that need no JVM, no root and no external tool.
-func skipInShort(t testing.TB, what string) {
+// SkipInShort skips the test in -short mode (make check: the edit loop), also with CI set: -short asks for
+// the tests that need no JVM, no root and no external tool. what names the test's need.
+func SkipInShort(t testing.TB, what string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skipf("-short: test needs %s", what)
@@ -29,7 +29,7 @@ func skipInShort(t testing.TB, what string) {
 // MustHaveRoot skips the test unless it runs with effective uid 0.
 func MustHaveRoot(t testing.TB) {
 	t.Helper()
-	skipInShort(t, "root")
+	SkipInShort(t, "root")
 	if euid := os.Geteuid(); euid != 0 {
 		Skipf(t, "test needs root (euid is %d)", euid)
 	}
@@ -38,7 +38,7 @@ func MustHaveRoot(t testing.TB) {
 // MustHaveTool skips the test unless the named executable is found in PATH, and returns its path.
 func MustHaveTool(t testing.TB, name string) string {
 	t.Helper()
-	skipInShort(t, name)
+	SkipInShort(t, name)
 	path, err := exec.LookPath(name)
 	if err != nil {
 		Skipf(t, "test needs %s: %v", name, err)

@@ -48,9 +48,7 @@ var (
 // compares with run 0's (the arm64 half goes through the same code: only the compiler's target differs).
 func builtDist(t *testing.T, n int) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the release")
-	}
+	testutil.SkipInShort(t, "to build the release")
 	distMu.Lock()
 	defer distMu.Unlock()
 	if d, ok := distDirs[n]; ok {

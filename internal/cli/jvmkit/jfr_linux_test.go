@@ -26,7 +26,7 @@ func TestJfrLeaksContainer(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		if jdk.Feature < 17 {
-			t.Skipf("JDK %d's chains end before the static field that holds them (see jfr's doc)", jdk.Feature)
+			testutil.SkipJDK(t, jdk, "its chains end before the static field that holds them (see jfr's doc)")
 		}
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Leak", JVMArgs: []string{"-Xmx64m"}, Namespace: true})
 		pid := strconv.Itoa(j.PID)
