@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
 
@@ -100,35 +98,6 @@ func ourFramesTop(st Stack) (out []javaFrame, topGroup int, top FrameType) {
 	return out, topGroup, top
 }
 
-// stopProcess sends SIGSTOP and waits until every thread is stopped; the cleanup sends SIGCONT.
-func stopProcess(t *testing.T, pid int) (cont func()) {
-	t.Helper()
-	cont = func() { _ = unix.Kill(pid, unix.SIGCONT) }
-	t.Cleanup(cont)
-	if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		all := len(tasks) > 0
-		for _, task := range tasks {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
-			s := string(b)
-			if i := strings.LastIndexByte(s, ')'); i < 0 || i+2 >= len(s) || s[i+2] != 'T' {
-				all = false
-			}
-		}
-		if all {
-			return cont
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cont()
-	t.Fatalf("process %d did not stop", pid)
-	return cont
-}
-
 // unwindShapes are the stacks the Unwind workload's threads can have, root first, each frame followed
 // by ";": a thread is anywhere in its loop, so the deeper frames are optional.
 var unwindShapes = map[string]*regexp.Regexp{
@@ -177,7 +146,7 @@ func TestStoppedThreadsMatchJhsdb(t *testing.T) {
 		const rounds = 3
 		var broken, stacks, compared, equal, saEmpty, saWrong, frames, equalFrames, topExact, topGroups, entering int
 		for round := range rounds {
-			cont := stopProcess(t, jvm.PID)
+			cont := testutil.StopProcess(t, jvm.PID)
 			ours := map[string]Stack{}
 			for name, th := range threads {
 				st, err := stopAndWalk(t, w, th)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
+	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -103,4 +105,32 @@ func pidfdWait(fd int, d time.Duration) (exited bool, err error) {
 		}
 		return n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0, nil
 	}
+}
+
+// StopProcess sends SIGSTOP to pid and waits until every thread is stopped (state T in its stat). The
+// returned func, also registered as a cleanup, sends SIGCONT: the JVM is never left stopped.
+func StopProcess(t testing.TB, pid int) (cont func()) {
+	t.Helper()
+	cont = func() { _ = unix.Kill(pid, unix.SIGCONT) }
+	t.Cleanup(cont)
+	if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		all := len(tasks) > 0
+		for _, task := range tasks {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+			s := string(b)
+			if i := strings.LastIndexByte(s, ')'); i < 0 || i+2 >= len(s) || s[i+2] != 'T' {
+				all = false
+			}
+		}
+		if all {
+			return cont
+		}
+	}
+	cont()
+	t.Fatalf("process %d did not stop", pid)
+	return cont
 }

@@ -26,34 +26,6 @@ import (
 // The tests of jvmkit profile (TestCoreMatchesLive also checks --core against the walker itself); jvmkit
 // is jitlog_test.go's.
 
-// stopAll sends SIGSTOP to pid and waits until every thread is stopped. The returned func, also
-// registered as a cleanup, sends SIGCONT: the JVM is never left stopped.
-func stopAll(t *testing.T, pid int) (cont func()) {
-	t.Helper()
-	cont = func() { unix.Kill(pid, unix.SIGCONT) }
-	t.Cleanup(cont)
-	if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		all := len(tasks) > 0
-		for _, task := range tasks {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
-			s := string(b)
-			if i := strings.LastIndexByte(s, ')'); i < 0 || i+2 >= len(s) || s[i+2] != 'T' {
-				all = false
-			}
-		}
-		if all {
-			return cont
-		}
-	}
-	cont()
-	t.Fatalf("process %d did not stop", pid)
-	return cont
-}
-
 func openLive(t *testing.T, pid int) (*vmstructs.JVM, *unwind.Walker) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -120,7 +92,7 @@ func TestCoreMatchesLive(t *testing.T) {
 			t.Fatalf("workload threads: %v", uw)
 		}
 
-		cont := stopAll(t, jvm.PID)
+		cont := testutil.StopProcess(t, jvm.PID)
 		live := map[string]unwind.Stack{}
 		for name, th := range uw {
 			err := unwind.StopThread(context.Background(), hostTID(th), 2*time.Second, func(r unwind.Regs) error {
