@@ -274,7 +274,7 @@ func compareAllocTruth(t *testing.T, app *testutil.App, run *allocRun, events []
 		fmt.Sprintf("≥ 9/10; JFR: %d/10", jfrTied), note)
 	record(id, "alloc --switch-flags vs full probe: byte shares agree", pct(agree),
 		fmt.Sprintf("≥ 85%%; JFR: %s", pct(jfrAgree)), note)
-	// A floor that holds whatever the load (the applications' and this machine's), pending nothing: the
+	// A floor that holds whatever the load (the applications' and this machine's): the
 	// truth's 3 first classes are among our 10 first and half the bytes agree.
 	first := Top(truth, 3)
 	check(t, "alloc.floor", Overlap(first, Top(ours, 10)) == len(first) && agree >= 0.5,
@@ -283,7 +283,7 @@ func compareAllocTruth(t *testing.T, app *testutil.App, run *allocRun, events []
 	if !enough(t, "alloc.top10", "--switch-flags samples", total(points), 1000) {
 		return
 	}
-	// Keyed per application: the pending list holds Jetty's (see there).
+	// Keyed per application, as reported.
 	top10, shares := "alloc.top10/"+string(app.Kind), "alloc.shares/"+string(app.Kind)
 	// The truth is another JVM: where JFR's ObjectAllocationSample, taken in the sampled JVM itself, misses
 	// the goal against it too, that JVM allocated otherwise (measured on Jetty, JDK 25: it allocated a

@@ -23,13 +23,12 @@ import (
 // 14/15 (13/15 against all of them, 1,623 of 3,764 Java samples biased).
 const cpuTimeFeature = 25
 
-// profileOracle is the JFR event the Java leaves are compared with on jdk, and the JFR.start settings that
-// record it beside settings=profile.
-func profileOracle(jdk testutil.JDK) (event string, settings []string) {
+// profileOracle is the JFR event the Java leaves are compared with on jdk (execJFC records both).
+func profileOracle(jdk testutil.JDK) string {
 	if jdk.Feature >= cpuTimeFeature {
-		return "jdk.CPUTimeSample", []string{"jdk.CPUTimeSample#enabled=true", "jdk.CPUTimeSample#throttle=10ms"}
+		return "jdk.CPUTimeSample"
 	}
-	return "jdk.ExecutionSample", nil
+	return "jdk.ExecutionSample"
 }
 
 // jfrJavaLeaves counts JFR's samples by their top frame's method (as [MethodOf] names ours), leaving out
