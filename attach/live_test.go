@@ -602,6 +602,7 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 // Ours drains the socket whatever its consumer does, even with streaming on.
 func TestSlowConsumerDoesNotStall(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: the slow consumer sleeps
 		cp := testutil.CompileFiles(t, jdk, "testdata/Ticker.java")
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Ticker", ClassPath: cp, Args: []string{"2000"}})
 		for _, streaming := range []bool{false, true} {

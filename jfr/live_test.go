@@ -282,6 +282,7 @@ func runTool(t *testing.T, bin string, args ...string) []byte {
 func TestAgainstJDK(t *testing.T) {
 	oracle := oracleJDK(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: the recordings wait on their JVMs' periods and chunk rotations
 		if _, err := os.Stat(jdk.Bin("jcmd")); err != nil {
 			testutil.Skipf(t, "%s has no jcmd", jdk)
 		}

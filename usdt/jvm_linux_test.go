@@ -121,6 +121,7 @@ func TestExternalName(t *testing.T) {
 func TestCompiledMethodLoad(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: each traces for a fixed 8 s
 		testutil.SkipWithoutProbes(t, jdk)
 		for _, ns := range []bool{false, true} {
 			name := "plain"

@@ -206,6 +206,7 @@ func ccCheckPerfmap(t *testing.T, jdk testutil.JDK, perf []ccPerfEntry, blobs []
 func TestCodeCache(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: most of the time goes in waiting for the JIT to compile the methods
 		jvm, vm := ccStartManyMethods(t, jdk, 40, 100)
 		var perf []ccPerfEntry
 		if jdk.Feature >= 17 {

@@ -22,6 +22,7 @@ import (
 // modules, which take the same path, are checked too.
 func TestContainers(t *testing.T) {
 	testutil.ForEachContainerJDK(t, func(t *testing.T, kind testutil.ContainerKind, jdk testutil.JDK) {
+		t.Parallel() // two containers at a time: most of the time goes in podman and the container's jcmd
 		jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{
 			Container: kind, UID: 1000, GID: 1000,
 			Main: "Threads", Args: []string{"10"}, JVMArgs: append(append([]string(nil), flagTestArgs...), stableArgs...),

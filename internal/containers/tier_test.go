@@ -95,6 +95,7 @@ func TestReadmeCommands(t *testing.T) {
 		bins[tool] = testutil.BuildTool(t, "cmd/"+tool)
 	}
 	testutil.ForEachContainerJDK(t, func(t *testing.T, kind testutil.ContainerKind, jdk testutil.JDK) {
+		t.Parallel() // two containers at a time: a podman container's commands mostly wait on podman
 		jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{
 			Container: kind, UID: 1000, GID: 1000, Main: "Demo", Args: []string{"30"},
 			JVMArgs: []string{"-Xmx64m", "-Xlog:gc:file=/tmp/gc.log"},
