@@ -189,6 +189,7 @@ var syscallMethods = map[string][]string{
 // anchor gave 83-93% of them another call's method (issue 12); at most 1% may be wrong.
 func TestSyscallsUnderTheirMethod(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: the workload mostly sleeps in its system calls
 		_, w := liveJVM(t, jdk, "Syscalls", nil)
 		var calls, wrong, other, broken int
 		perCall, wrongPer := map[string]int{}, map[string]int{}
@@ -253,6 +254,7 @@ func TestSyscallsUnderTheirMethod(t *testing.T) {
 // ended in [no-java-frames] (issue 17).
 func TestWholeJVMReachesRoot(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: the JVM's threads mostly sleep between samples
 		_, w := liveJVM(t, jdk, "Demo", []string{"-Xmx64m"})
 		reasons := map[Reason]int{}
 		var n, complete, native, nativeComplete int

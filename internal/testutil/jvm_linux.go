@@ -272,7 +272,11 @@ func (j *JVM) findJava(java string) (int, error) {
 		if time.Now().After(deadline) {
 			return 0, fmt.Errorf("find the java process (%s) under pid %d: not found", java, wrapper)
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-j.done: // the wrapper, and so java, has exited: nothing left to find
+			return 0, fmt.Errorf("find the java process (%s) under pid %d: exited", java, wrapper)
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
 

@@ -33,6 +33,7 @@ var allocatingMethod = map[string]string{
 func TestAllocStacks(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: the stacks are checked one by one, whatever the machine's load
 		testutil.SkipWithoutProbes(t, jdk)
 		t.Run("all", func(t *testing.T) {
 			j := testutil.StartJVM(t, jdk, testutil.JVMOptions{

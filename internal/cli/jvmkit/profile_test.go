@@ -73,6 +73,7 @@ func TestCoreMatchesLive(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	gcore := testutil.MustHaveTool(t, "gcore")
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: most of the time goes in gcore writing the core file
 		jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Unwind", JVMArgs: []string{
 			"-Xmx64m", "-Xss1m", "-XX:CompileCommand=quiet",
 			"-XX:CompileCommand=dontinline,Unwind::rec", "-XX:CompileCommand=exclude,Unwind::interp",
