@@ -145,6 +145,10 @@ func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) (er
 			}
 			pools = append(pools, fmt.Sprintf("%s %s->%s", u.Pool, formatBytes(u.Before), formatBytes(u.After)))
 		}
+		if len(p.Pools) == 0 {
+			// G1's Remark and Cleanup before JDK 21: no memory manager reports them.
+			pools = append(pools, "(no pool figures: the JVM reported none for this pause)")
+		}
 		manager := ""
 		if p.Manager != "" {
 			manager = "[" + p.Manager + "] "
