@@ -48,6 +48,7 @@ func TestLeakChain(t *testing.T) {
 	for _, ns := range []bool{false, true} {
 		t.Run(fmt.Sprintf("namespace=%t", ns), func(t *testing.T) {
 			testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+				t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 				j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Leak", JVMArgs: []string{"-Xmx64m"}, Namespace: ns})
 				c := dialClient(t, j.PID)
 				ctx := context.Background()

@@ -41,6 +41,7 @@ type span struct{ start, size uint64 }
 func TestStrategiesAgree(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		j := warmBusy(t, jdk, testutil.JVMOptions{})
 		ctx := context.Background()
 		if jdk.Feature < 17 {
@@ -134,6 +135,7 @@ func TestStrategiesAgree(t *testing.T) {
 func TestUnfold(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		j := warmBusy(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"}})
 		ctx := context.Background()
 		plain, err := perfmap.FromVMStructs(ctx, j.PID, false)

@@ -113,6 +113,7 @@ func TestSamplingReachesRoot(t *testing.T) {
 // TestSplit profiles a thread that spends 70% of its time in one method and 30% in another.
 func TestSplit(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		_, w := liveJVM(t, jdk, "Split", []string{"-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Split::burn*"})
 		stacks := profileAtLeast(t, w, 600, 3*time.Second, 999, "jvmkit-split")
 		counts := map[string]int{}

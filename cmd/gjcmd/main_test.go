@@ -74,6 +74,7 @@ func gjcmd(t *testing.T, args ...string) run { t.Helper(); return execTool(t, gj
 // output is deterministic, the same shape where it is not, and the same exit statuses.
 func TestParity(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
 		pid := strconv.Itoa(j.PID)
 		jcmd := func(args ...string) run { return execTool(t, jdk.Bin("jcmd"), args...) }
@@ -547,6 +548,7 @@ func TestFilesFromContainers(t *testing.T) {
 // from GC roots to the leaked objects (read with the JDK's jfr tool).
 func TestLeakCLI(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Leak", JVMArgs: []string{"-Xmx64m", "-XX:StartFlightRecording=settings=profile,name=leak"}})
 		pid := strconv.Itoa(j.PID)
 		// Chains appear once leaked items were sampled and are still alive: dump until one shows.

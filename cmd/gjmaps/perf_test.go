@@ -63,6 +63,7 @@ func TestPerfEachStrategy(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	perf := testutil.MustHaveTool(t, "perf")
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		// DebugNonSafepoints: PcDescs everywhere, so that unfolded ranges are exact.
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy", JVMArgs: []string{
 			"-XX:+PreserveFramePointer", "-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"}})

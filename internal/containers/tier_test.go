@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/jcmd"
 	"github.com/jvmkit/jvmkit/perfmap"
@@ -116,10 +118,14 @@ func TestReadmeCommands(t *testing.T) {
 			t.Run("gjmaps-"+strategy, func(t *testing.T) { c.gjmaps(t, strategy) })
 		}
 		t.Run("gjmaps-jcmd-stale", c.gjmapsStale)
+		t.Run("gjmaps-unfold", c.gjmapsUnfold)
+		t.Run("java-flames", c.javaFlames)
+		t.Run("gjcmd-VM.start_java_debugging", c.debugging)
 		t.Run("profile", c.profile)
 		t.Run("alloc-switch-flags", c.alloc)
 		t.Run("gc", c.gc)
 		t.Run("usdt-list", c.usdtList)
+		t.Run("usdt-trace", c.usdtTrace)
 		t.Run("jitlog-record", c.jitlog)
 	})
 }
@@ -535,5 +541,157 @@ func (c *tier) jitlog(t *testing.T) {
 	c.must(t, "jvmkit", "jitlog", "record", "-o", log, "--duration", "2s", c.pid)
 	if out := c.must(t, "jvmkit", "jitlog", "dump", log); !strings.Contains(out, "Demo") {
 		t.Errorf("the JIT log names no method of Demo:\n%.2000s", out)
+	}
+}
+
+// gjmapsUnfold: gjmaps --unfold splits the JVM's compiled methods by inlining chain; every range lies inside an
+// nmethod of Compiler.perfmap (the container's own JVM) and some are named by a chain "outer->inner".
+func (c *tier) gjmapsUnfold(t *testing.T) {
+	oracle := c.perfmapOracle(t)
+	c.must(t, "gjmaps", "-p", c.pid, "--strategy", "vmstructs", "--unfold")
+	t.Cleanup(func() { c.run(t, "gjmaps", "-p", c.pid, "--clean") })
+	var nmethods []perfmap.Entry
+	for _, e := range oracle {
+		if strings.HasSuffix(e.Name, ")") && !strings.Contains(e.Name, " (") {
+			nmethods = append(nmethods, e)
+		}
+	}
+	within := func(e perfmap.Entry) bool {
+		return slices.ContainsFunc(nmethods, func(n perfmap.Entry) bool { return e.Start >= n.Start && e.Start+e.Size <= n.Start+n.Size })
+	}
+	for _, file := range []string{"/tmp/perf-" + c.pid + ".map", c.jvm.HostPath("/tmp/perf-1.map")} {
+		chains, inside, outside := 0, 0, 0
+		for _, e := range readMap(t, file) {
+			if !strings.Contains(e.Name, "->") {
+				continue
+			}
+			chains++
+			if within(e) {
+				inside++
+			} else if outside++; outside <= 5 {
+				t.Logf("%s: %#x+%#x %s is in no nmethod of Compiler.perfmap", file, e.Start, e.Size, e.Name)
+			}
+		}
+		t.Logf("%s: %d inlining-chain ranges, %d inside Compiler.perfmap's %d nmethods", file, chains, inside, len(nmethods))
+		// A method compiled or freed between Compiler.perfmap and gjmaps: a few ranges may differ.
+		if chains == 0 || float64(inside) < 0.99*float64(chains) {
+			t.Errorf("%s: %d inlining-chain ranges, %d inside an nmethod of Compiler.perfmap", file, chains, inside)
+		}
+	}
+}
+
+// javaFlames: scripts/java-flames from the host (perf record, gjmaps --annotate, perf script, fold, flame
+// graph) names the container's JIT frames through the host's perf map.
+func (c *tier) javaFlames(t *testing.T) {
+	testutil.MustHaveTool(t, "perf")
+	bin := t.TempDir()
+	for _, tool := range []string{"gjmaps", "jvmkit"} {
+		if err := os.Symlink(c.bin[tool], filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "flames")
+	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", "java-flames"), "-p", c.pid, "-d", "3", "-F", "199", "-o", out)
+	cmd.Env = append(os.Environ(), "JVMKIT_BIN="+bin)
+	t.Cleanup(func() { c.run(t, "gjmaps", "-p", c.pid, "--clean") })
+	if res, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("java-flames: %v\n%s", err, res)
+	}
+	folded, err := os.ReadFile(filepath.Join(out, "perf.folded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total, java int
+	for line := range strings.Lines(string(folded)) {
+		stack, count, ok := cutLast(strings.TrimSpace(line), " ")
+		n, err := strconv.Atoi(count)
+		if !ok || err != nil {
+			t.Fatalf("bad folded line %q", line)
+		}
+		total += n
+		if strings.Contains(stack, "_[j]") {
+			java += n
+		}
+	}
+	t.Logf("java-flames: %d samples, %d with a JIT frame named from the perf map", total, java)
+	if total == 0 || java == 0 {
+		t.Errorf("java-flames: %d samples, %d with a named JIT frame", total, java)
+	}
+	if _, err := os.Stat(filepath.Join(out, "flame.svg")); err != nil {
+		t.Error(err)
+	}
+}
+
+// repoRoot is the repository's top directory (the test runs in internal/containers).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// debugging: gjcmd VM.start_java_debugging on a JVM in the container started with JDWP's onjcmd=y (JDK 23 and
+// older) starts the agent, and the port it names is the one the JVM listens on, as the kernel's socket table
+// of the container's network namespace shows it; on JDK 24 and later gjcmd says that onjcmd was removed.
+func (c *tier) debugging(t *testing.T) {
+	if c.jdk.Feature >= 24 {
+		_, errOut, code := c.run(t, "gjcmd", c.pid, "VM.start_java_debugging")
+		if code == 0 || !strings.Contains(errOut, "JDK 24") {
+			t.Errorf("gjcmd VM.start_java_debugging on JDK %d: exit %d, %s", c.jdk.Feature, code, errOut)
+		}
+		return
+	}
+	jvm := testutil.StartJVM(t, c.jdk, testutil.JVMOptions{Container: c.kind, UID: 1000, GID: 1000,
+		JVMArgs: []string{"-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,onjcmd=y,address=127.0.0.1:0"}})
+	pid := strconv.Itoa(jvm.PID)
+	if before, err := jcmd.ListeningTCP(jvm.PID); err != nil || len(before) != 0 {
+		t.Fatalf("listening before VM.start_java_debugging: %v %v", before, err)
+	}
+	_, errOut, code := c.run(t, "gjcmd", pid, "VM.start_java_debugging")
+	m := regexp.MustCompile(`JDWP is listening on 127\.0\.0\.1:(\d+)`).FindStringSubmatch(errOut)
+	if code != 0 || m == nil {
+		t.Fatalf("gjcmd VM.start_java_debugging: exit %d\n%s", code, errOut)
+	}
+	after, err := jcmd.ListeningTCP(jvm.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 1 || strconv.Itoa(int(after[0].Port())) != m[1] {
+		t.Errorf("gjcmd says JDWP listens on port %s; the JVM listens on %v", m[1], after)
+	}
+}
+
+// usdtTrace: jvmkit usdt trace prints the JVM's gc__begin firings while a collection runs, as many as the
+// JVM's -Xlog:gc logs pauses meanwhile.
+func (c *tier) usdtTrace(t *testing.T) {
+	log := c.jvm.HostPath("/tmp/gc.log")
+	logged := func() int {
+		data, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(gcPause.FindAll(data, -1))
+	}
+	tracer := testutil.StartBackground(t, unix.SIGINT, c.bin["jvmkit"], "usdt", "trace", c.pid, "hotspot:gc__begin", "--duration", "20s")
+	tracer.WaitFor(t, "tracing", time.Minute)
+	before := logged()
+	c.must(t, "gjcmd", c.pid, "GC.run")
+	deadline := time.Now().Add(10 * time.Second)
+	for logged() == before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond) // polls the JVM's log for the collection's line
+	}
+	tracer.Stop()
+	<-tracer.Done()
+	got := 0
+	for line := range strings.Lines(tracer.Stdout.String()) {
+		if strings.Contains(line, `"gc__begin"`) {
+			got++
+		}
+	}
+	if n := logged() - before; got == 0 || got < n {
+		t.Errorf("jvmkit usdt trace: %d gc__begin firings; the JVM logged %d pauses while it traced\n%s\n%s",
+			got, n, tracer.Stdout.String(), tracer.Stderr.String())
 	}
 }

@@ -28,6 +28,7 @@ func noCrash(t *testing.T, what string, r result) {
 func TestCorruptHsperfdata(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
 		pid := strconv.Itoa(j.PID)
 		t.Cleanup(func() { os.Remove("/tmp/perf-" + pid + ".map") })

@@ -80,6 +80,7 @@ func readFlag(t *testing.T, pid int, name string) bool {
 func TestAllocAll(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{
 			Main:    "Alloc",
 			JVMArgs: []string{"-XX:+DTraceAllocProbes", "-Xmx128m", "-Xlog:gc:stdout", "-XX:+UseG1GC"},
@@ -170,6 +171,7 @@ func TestSwitchFlags(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	bin := testutil.BuildTool(t, "cmd/jvmkit")
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		testutil.SkipWithoutProbes(t, jdk)
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m"}})
 		if readFlag(t, j.PID, hotspot.AllocProbes) {
