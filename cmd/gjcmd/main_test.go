@@ -74,7 +74,6 @@ func gjcmd(t *testing.T, args ...string) run { t.Helper(); return execTool(t, gj
 // output is deterministic, the same shape where it is not, and the same exit statuses.
 func TestParity(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
-		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
 		pid := strconv.Itoa(j.PID)
 		jcmd := func(args ...string) run { return execTool(t, jdk.Bin("jcmd"), args...) }

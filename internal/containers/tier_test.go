@@ -663,8 +663,8 @@ func (c *tier) debugging(t *testing.T) {
 	}
 }
 
-// usdtTrace: jvmkit usdt trace prints the JVM's gc__begin firings while a collection runs, as many as the
-// JVM's -Xlog:gc logs pauses meanwhile.
+// usdtTrace: jvmkit usdt trace prints the JVM's gc__begin firings while a collection runs: at least one, and no
+// more than the JVM's -Xlog:gc logs pauses meanwhile.
 func (c *tier) usdtTrace(t *testing.T) {
 	log := c.jvm.HostPath("/tmp/gc.log")
 	logged := func() int {
@@ -690,7 +690,9 @@ func (c *tier) usdtTrace(t *testing.T) {
 			got++
 		}
 	}
-	if n := logged() - before; got == 0 || got < n {
+	// The log is read after the trace ended (a pause logged then has no firing), and gc__begin fires once
+	// per safepoint that collects, where the log may show two pauses (Parallel's young+full pair).
+	if n := logged() - before; got == 0 || got > n {
 		t.Errorf("jvmkit usdt trace: %d gc__begin firings; the JVM logged %d pauses while it traced\n%s\n%s",
 			got, n, tracer.Stdout.String(), tracer.Stderr.String())
 	}

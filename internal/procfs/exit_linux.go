@@ -121,13 +121,9 @@ func (w *ExitWatcher) run(pidfd, nl int) {
 		case last != nil:
 			st = FromWaitStatus(last.ExitCode)
 		default:
-			if b, err := os.ReadFile(w.fs.Path(w.pid, "stat")); err == nil {
-				if state, _, err := ParseStat(b); err == nil && state == 'Z' {
-					if code, err := ParseStatExitCode(b); err == nil {
-						st = FromWaitStatus(code)
-					}
-				}
-			}
+			// The connector's event can be missed (a subscription that took effect after the exit, lost
+			// events): the pidfd itself tells (Linux 6.15+), else the zombie.
+			st = w.fs.ExitStatusOf(pidfd, w.pid)
 		}
 		w.mu.Lock()
 		w.status = st
