@@ -336,7 +336,6 @@ func names(entries []perfmap.Entry) map[string]bool {
 func TestAgent(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
-		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		j := warmBusy(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"}})
 		before := tmpState(t, "/tmp")
 		log := &fileLog{}

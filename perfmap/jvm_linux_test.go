@@ -41,7 +41,6 @@ type span struct{ start, size uint64 }
 func TestStrategiesAgree(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
-		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		j := warmBusy(t, jdk, testutil.JVMOptions{})
 		ctx := context.Background()
 		if jdk.Feature < 17 {
