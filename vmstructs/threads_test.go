@@ -23,9 +23,9 @@ import (
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
 
-// stableArgs keeps the JIT's thread count fixed, so that the set of threads does not change between
-// two reads.
-var stableArgs = []string{"-XX:-UseDynamicNumberOfCompilerThreads"}
+// stableArgs keeps the set of threads from changing between two reads: the JIT's thread count fixed, and
+// the Attach Listener (a Java thread) started with the JVM instead of by the oracle's first jcmd.
+var stableArgs = []string{"-XX:-UseDynamicNumberOfCompilerThreads", "-XX:+StartAttachListener"}
 
 // jthread is a Java thread as `jcmd <pid> Thread.print` shows it.
 type jthread struct {
@@ -164,7 +164,6 @@ func TestThreads(t *testing.T) {
 		t.Run(tc.main, func(t *testing.T) {
 			testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 				jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: tc.main, Args: tc.args, JVMArgs: stableArgs})
-				jcmdThreads(t, jdk, jvm.PID) // starts the Attach Listener, a Java thread
 				vm, err := Open(context.Background(), jvm.PID)
 				if err != nil {
 					t.Fatal(err)
@@ -261,7 +260,6 @@ func TestThreadsHeapLayouts(t *testing.T) {
 		for _, v := range variants {
 			t.Run(strings.Join(v, " "), func(t *testing.T) {
 				jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Threads", Args: []string{"10"}, JVMArgs: append(v, stableArgs...)})
-				jcmdThreads(t, jdk, jvm.PID)
 				vm, err := Open(context.Background(), jvm.PID)
 				if err != nil {
 					t.Fatal(err)
@@ -312,7 +310,6 @@ func TestThreadsNamespace(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Demo", Namespace: true, JVMArgs: stableArgs})
-		jcmdThreads(t, jdk, jvm.PID)
 		vm, err := Open(context.Background(), jvm.PID)
 		if err != nil {
 			t.Fatal(err)
