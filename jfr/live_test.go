@@ -243,7 +243,10 @@ func recordLeak(t *testing.T, jdk testutil.JDK, dir string) recording {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "leak.jfr")
-	dumpUntil(t, c, "leak", path, true, 90*time.Second, leakFound)
+	// The CPU flame graph is checked on every recording: the dump needs an execution sample too (the chain
+	// can show before the first one, when another JDK's recordings run beside it).
+	hasSample := hasEvents(map[string]int64{"jdk.ExecutionSample": 1})
+	dumpUntil(t, c, "leak", path, true, 90*time.Second, func(r *Recording) bool { return leakFound(r) && hasSample(r) })
 	j.Stop()
 	return recording{name: "leak", path: path, jdk: jdk, leak: true, minChunks: 1}
 }
