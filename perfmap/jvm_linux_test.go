@@ -23,8 +23,9 @@ import (
 func warmBusy(t *testing.T, jdk testutil.JDK, opts testutil.JVMOptions) *testutil.JVM {
 	t.Helper()
 	opts.Main = "Busy"
+	opts.JVMArgs = append(slices.Clone(opts.JVMArgs), testutil.PrintCompilation)
 	j := testutil.StartJVM(t, jdk, opts)
-	time.Sleep(3 * time.Second)
+	j.WaitCompiled(t, "Busy::spin", 4, time.Minute)
 	return j
 }
 

@@ -248,41 +248,11 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 
 	var insns asm.Instructions
 	add := func(is ...asm.Instruction) { insns = append(insns, is...) }
-	// load puts argument i's value into R0.
+	// load puts argument i's value into R0; a memory argument goes through the 8 bytes at R10-8.
 	load := func(i int) error {
-		a := p.Args[i]
-		switch a.Kind {
-		case ArgConst:
-			add(asm.LoadImm(asm.R0, int64(a.normalize(uint64(a.Value))), asm.DWord))
-			return nil
-		case ArgReg:
-			off, shift, ok := regs.reg(a.Reg)
-			if !ok {
-				return fmt.Errorf("probe %s: argument %d: register %q is not in pt_regs", p, i, a.Reg)
-			}
-			add(asm.LoadMem(asm.R0, ctx, off, asm.DWord))
-			if shift != 0 {
-				add(asm.RSh.Imm(asm.R0, int32(shift)))
-			}
-		case ArgMem:
-			addr, err := address(regs, p, a)
-			if err != nil {
-				return fmt.Errorf("probe %s: argument %d: %w", p, i, err)
-			}
-			add(addr...)
-			add(
-				// The helper zeroes the destination when it fails: an unreadable argument counts as 0.
-				asm.Mov.Reg(asm.R1, asm.R10),
-				asm.Add.Imm(asm.R1, -8),
-				asm.Mov.Imm(asm.R2, int32(a.Size)),
-				asm.FnProbeReadUser.Call(),
-				asm.LoadMem(asm.R0, asm.R10, -8, asm.DWord),
-			)
-		default:
-			return fmt.Errorf("probe %s: argument %d: kind %v", p, i, a.Kind)
-		}
-		add(normalize(asm.R0, a)...)
-		return nil
+		insns, err := loadArg(regs, p, i, asm.R10, -8, nil)
+		add(insns...)
+		return err
 	}
 
 	add(asm.Mov.Reg(ctx, asm.R1))

@@ -265,51 +265,15 @@ func (s *progSpec) program() (asm.Instructions, error) {
 		asm.StoreImm(rec, recReserved, 0, asm.Word),
 		asm.Mov.Imm(faults, 0),
 	)
-	for i, a := range p.Args {
+	for i := range p.Args {
 		slot := int16(recHeader + 8*i)
-		switch a.Kind {
-		case ArgConst:
-			add(
-				asm.LoadImm(asm.R0, int64(a.normalize(uint64(a.Value))), asm.DWord),
-				asm.StoreMem(rec, slot, asm.R0, asm.DWord),
-			)
-		case ArgReg:
-			off, shift, ok := regs.reg(a.Reg)
-			if !ok {
-				return nil, fmt.Errorf("probe %s: argument %d: register %q is not in pt_regs", p, i, a.Reg)
-			}
-			add(asm.LoadMem(asm.R0, ctx, off, asm.DWord))
-			if shift != 0 {
-				add(asm.RSh.Imm(asm.R0, int32(shift)))
-			}
-			add(normalize(asm.R0, a)...)
-			add(asm.StoreMem(rec, slot, asm.R0, asm.DWord))
-		case ArgMem:
-			addr, err := address(regs, p, a)
-			if err != nil {
-				return nil, fmt.Errorf("probe %s: argument %d: %w", p, i, err)
-			}
-			ok := fmt.Sprintf("arg%d_ok", i)
-			add(addr...)
-			add(
-				// No need to clear the slot first: the helper zeroes it when it fails, and normalize
-				// drops the bytes beyond Size.
-				asm.Mov.Reg(asm.R1, rec),
-				asm.Add.Imm(asm.R1, int32(slot)),
-				asm.Mov.Imm(asm.R2, int32(a.Size)),
-				asm.FnProbeReadUser.Call(),
-				asm.JEq.Imm(asm.R0, 0, ok),
-				asm.Or.Imm(faults, 1<<i),
-			)
-			pending = ok
-			if a.Size < 8 {
-				add(asm.LoadMem(asm.R0, rec, slot, asm.DWord))
-				add(normalize(asm.R0, a)...)
-				add(asm.StoreMem(rec, slot, asm.R0, asm.DWord))
-			}
-		default:
-			return nil, fmt.Errorf("probe %s: argument %d: kind %v", p, i, a.Kind)
+		// A memory argument is read straight into its slot; one that cannot be read sets its fault bit.
+		load, err := loadArg(regs, p, i, rec, slot, asm.Instructions{asm.Or.Imm(faults, 1<<i)})
+		if err != nil {
+			return nil, err
 		}
+		add(load...)
+		add(asm.StoreMem(rec, slot, asm.R0, asm.DWord))
 	}
 	strBase := recHeader + 8*len(p.Args)
 	for k, str := range s.strings {
@@ -432,6 +396,53 @@ func (s *progSpec) stackCopy(off, spOff int16) asm.Instructions {
 		asm.FnRingbufOutput.Call(),
 		asm.JNE.Imm(asm.R0, 0, "drop"),
 	)
+}
+
+// loadArg returns the instructions that leave argument i of p in R0, normalized to its size and signedness
+// (R6 holds the pt_regs). A memory argument is read with bpf_probe_read_user into the 8 bytes at buf+off,
+// which the helper zeroes when the read fails (an unreadable argument is 0); onFault, which may be empty,
+// runs after a failed read. It uses R1-R3 as scratch.
+func loadArg(regs ptRegs, p *Probe, i int, buf asm.Register, off int16, onFault asm.Instructions) (asm.Instructions, error) {
+	const ctx = asm.R6
+	a := p.Args[i]
+	var insns asm.Instructions
+	switch a.Kind {
+	case ArgConst:
+		// Normalized here: the constant is what the argument's size and signedness make of it.
+		return asm.Instructions{asm.LoadImm(asm.R0, int64(a.normalize(uint64(a.Value))), asm.DWord)}, nil
+	case ArgReg:
+		roff, shift, ok := regs.reg(a.Reg)
+		if !ok {
+			return nil, fmt.Errorf("probe %s: argument %d: register %q is not in pt_regs", p, i, a.Reg)
+		}
+		insns = append(insns, asm.LoadMem(asm.R0, ctx, roff, asm.DWord))
+		if shift != 0 {
+			insns = append(insns, asm.RSh.Imm(asm.R0, int32(shift)))
+		}
+	case ArgMem:
+		addr, err := address(regs, p, a)
+		if err != nil {
+			return nil, fmt.Errorf("probe %s: argument %d: %w", p, i, err)
+		}
+		insns = append(insns, addr...)
+		insns = append(insns,
+			asm.Mov.Reg(asm.R1, buf),
+			asm.Add.Imm(asm.R1, int32(off)),
+			asm.Mov.Imm(asm.R2, int32(a.Size)),
+			asm.FnProbeReadUser.Call(),
+		)
+		load := asm.LoadMem(asm.R0, buf, off, asm.DWord)
+		if len(onFault) > 0 {
+			read := fmt.Sprintf("arg%d_ok", i)
+			insns = append(insns, asm.JEq.Imm(asm.R0, 0, read))
+			insns = append(insns, onFault...)
+			load = load.WithSymbol(read)
+		}
+		insns = append(insns, load)
+	default:
+		return nil, fmt.Errorf("probe %s: argument %d: kind %v", p, i, a.Kind)
+	}
+	return append(insns, normalize(asm.R0, a)...), nil
 }
 
 // address computes an ArgMem argument's address into R3, using R2 as scratch.

@@ -100,9 +100,9 @@ func TestGjmaps(t *testing.T) {
 func TestGjmapsAnnotateOwner(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	jdk := testutil.JDK17(t)
-	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy"})
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy", JVMArgs: []string{testutil.PrintCompilation}})
 	t.Cleanup(func() { _, _ = perfmap.CleanOwned(context.Background(), j.PID, 65534) })
-	time.Sleep(2 * time.Second) // Busy.spin compiled
+	j.WaitCompiled(t, "Busy::spin", 4, time.Minute)
 	pid := strconv.Itoa(j.PID)
 	path := "/tmp/perf-" + pid + ".map"
 	for _, strategy := range []string{"vmstructs", "jcmd"} {

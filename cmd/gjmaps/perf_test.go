@@ -66,9 +66,9 @@ func TestPerfEachStrategy(t *testing.T) {
 		t.Parallel() // two JDKs at a time: what this checks does not depend on the machine's load
 		// DebugNonSafepoints: PcDescs everywhere, so that unfolded ranges are exact.
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy", JVMArgs: []string{
-			"-XX:+PreserveFramePointer", "-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"}})
+			"-XX:+PreserveFramePointer", "-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints", testutil.PrintCompilation}})
 		t.Cleanup(func() { _, _ = perfmap.Clean(context.Background(), j.PID) })
-		time.Sleep(2 * time.Second)
+		j.WaitCompiled(t, "Busy::spin", 4, time.Minute)
 		data := perfRecord(t, perf, j.PID)
 		pid := strconv.Itoa(j.PID)
 		strategies := []string{"vmstructs", "jcmd", "agent"}
@@ -116,12 +116,12 @@ func TestPerfNamespace(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	perf := testutil.MustHaveTool(t, "perf")
 	jdk := testutil.JDK17(t)
-	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy", Namespace: true, JVMArgs: []string{"-XX:+PreserveFramePointer"}})
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy", Namespace: true, JVMArgs: []string{"-XX:+PreserveFramePointer", testutil.PrintCompilation}})
 	t.Cleanup(func() { _, _ = perfmap.Clean(context.Background(), j.PID) })
 	if j.NSPID == j.PID {
 		t.Fatalf("the JVM has the same pid in its namespace: %d", j.PID)
 	}
-	time.Sleep(2 * time.Second)
+	j.WaitCompiled(t, "Busy::spin", 4, time.Minute)
 	data := perfRecord(t, perf, j.PID)
 	leaves, _, _ := perfSymbols(t, perf, data)
 	if n := leaves["long Busy.spin(long, int)"]; n > 0 {

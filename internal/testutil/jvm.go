@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,6 +111,59 @@ func (j *JVM) Wait(timeout time.Duration) error {
 		return j.waitErr
 	case <-timer.C:
 		return fmt.Errorf("wait for JVM %d: still running after %v", j.PID, timeout)
+	}
+}
+
+// PrintCompilation is the JVM option [JVM.WaitCompiled] reads: the JVM logs each method the JIT compiled on
+// stdout.
+const PrintCompilation = "-XX:+PrintCompilation"
+
+// compiledLine matches a line of -XX:+PrintCompilation: timestamp, compile id, attributes (%: on-stack
+// replacement, s: synchronized, !: has handlers, b: blocking, n: native), tier level, Class::method.
+var compiledLine = regexp.MustCompile(`^\s*\d+\s+\d+\s+([%sb!n ]*)\s(\d)\s+(\S+::\S+)`)
+
+// compiledAt returns the tier level at which a line of -XX:+PrintCompilation says method was compiled; false
+// for any other line, an on-stack replacement, and a method made not entrant.
+func compiledAt(line, method string) (int, bool) {
+	m := compiledLine.FindStringSubmatch(line)
+	if m == nil || strings.Contains(m[1], "%") || m[3] != method || strings.Contains(line, "made not entrant") {
+		return 0, false
+	}
+	return int(m[2][0] - '0'), true
+}
+
+// WaitCompiled waits until the JVM's JIT compiled method ("Class::name", as -XX:+PrintCompilation names it)
+// at tier level (4: C2; 1-3: C1) or above, as the JVM itself logs it, instead of sleeping for a while: the
+// JVM must run with [PrintCompilation]. On-stack-replacement compilations do not count (their code runs
+// only for the loop it replaced). The test fails if the JVM exits or the time runs out first.
+func (j *JVM) WaitCompiled(t testing.TB, method string, level int, timeout time.Duration) {
+	t.Helper()
+	if !slices.Contains(j.opts.JVMArgs, PrintCompilation) {
+		t.Fatalf("WaitCompiled(%s): %s runs without %s", method, j, PrintCompilation)
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	seen := 0 // bytes of stdout already scanned, up to the last complete line
+	for {
+		out := j.Stdout()
+		for _, line := range strings.SplitAfter(out[seen:], "\n") {
+			if !strings.HasSuffix(line, "\n") {
+				break
+			}
+			seen += len(line)
+			if l, ok := compiledAt(line, method); ok && l >= level {
+				return
+			}
+		}
+		select {
+		case <-j.done:
+			t.Fatalf("%s exited before compiling %s at level %d", j, method, level)
+		case <-deadline.C:
+			t.Fatalf("%s did not compile %s at level %d within %v", j, method, level, timeout)
+		case <-tick.C:
+		}
 	}
 }
 
