@@ -116,7 +116,7 @@ func containerCommand(t testing.TB, tools map[string]string, jdk JDK, dir string
 		}
 	}
 	java := filepath.Join(jdk.JavaHome(), "bin", "java")
-	jvm := append([]string{java}, opts.JVMArgs...)
+	jvm := append([]string{java}, vmArgs(opts.JVMArgs)...)
 	jvm = append(jvm, "-cp", opts.ClassPath, opts.Main)
 	jvm = append(jvm, opts.Args...)
 

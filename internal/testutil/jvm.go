@@ -114,9 +114,19 @@ func (j *JVM) Wait(timeout time.Duration) error {
 	}
 }
 
-// PrintCompilation is the JVM option [JVM.WaitCompiled] reads: the JVM logs each method the JIT compiled on
-// stdout.
+// PrintCompilation is the JVM option [JVM.WaitCompiled] reads: the JVM logs each method the JIT compiled.
+// StartJVM sends that log to stderr (-XX:+DisplayVMOutputToStderr): on stdout the VM writes its lines in
+// pieces, and the workload's "ready" landed inside one, where StartJVM did not see it.
 const PrintCompilation = "-XX:+PrintCompilation"
+
+// vmArgs are the JVM options of a workload as the command line gives them: args, and the VM's own output
+// to stderr when it logs compilations.
+func vmArgs(args []string) []string {
+	if slices.Contains(args, PrintCompilation) {
+		return append(slices.Clone(args), "-XX:+DisplayVMOutputToStderr")
+	}
+	return args
+}
 
 // compiledLine matches a line of -XX:+PrintCompilation: timestamp, compile id, attributes (%: on-stack
 // replacement, s: synchronized, !: has handlers, b: blocking, n: native), tier level, Class::method.
@@ -145,9 +155,9 @@ func (j *JVM) WaitCompiled(t testing.TB, method string, level int, timeout time.
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	seen := 0 // bytes of stdout already scanned, up to the last complete line
+	seen := 0 // bytes of stderr already scanned, up to the last complete line
 	for {
-		out := j.Stdout()
+		out := j.Stderr()
 		for _, line := range strings.SplitAfter(out[seen:], "\n") {
 			if !strings.HasSuffix(line, "\n") {
 				break

@@ -240,7 +240,7 @@ func jvmCommand(tools map[string]string, jdk JDK, dir string, opts JVMOptions) [
 		// /tmp is a private tmpfs; a JVM under another uid cannot write its root-owned directory.)
 		argv = append(argv, "-Djava.io.tmpdir="+dir)
 	}
-	argv = append(argv, opts.JVMArgs...)
+	argv = append(argv, vmArgs(opts.JVMArgs)...)
 	argv = append(argv, "-cp", opts.ClassPath, opts.Main)
 	return append(argv, opts.Args...)
 }
