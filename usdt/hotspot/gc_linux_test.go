@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,9 +121,14 @@ func TestGCAgainstXlog(t *testing.T) {
 						logIn = append(logIn, p)
 					}
 				}
+				// A pause at an edge can be inside by one end and outside by the other (the log's line
+				// is printed a little before gc__end): the logged pauses are matched against the traced
+				// ones a little beyond the edges too, and only a traced pause inside with no logged one
+				// near it anywhere is extra.
+				edge := uint64(20 * time.Millisecond)
 				var traced []hotspot.Pause
 				for _, p := range d.Pauses {
-					if e := p.Start + uint64(p.Duration); e >= lo && e <= hi {
+					if e := p.Start + uint64(p.Duration); e+edge >= lo && e <= hi+edge {
 						traced = append(traced, p)
 					}
 				}
@@ -135,19 +141,20 @@ func TestGCAgainstXlog(t *testing.T) {
 				// its end less its duration), or the nearest within 5 ms.
 				for _, lp := range logIn {
 					kinds[lp.kind]++
-					best, bestDist := -1, uint64(math.MaxUint64)
-					lstart := lp.end - uint64(lp.duration)
+					best, bestDist, bestKind := -1, uint64(math.MaxUint64), false
 					for i, p := range traced {
-						e := p.Start + uint64(p.Duration)
-						var dist uint64
-						switch {
-						case e < lstart:
-							dist = lstart - e
-						case p.Start > lp.end:
-							dist = p.Start - lp.end
+						if used[i] {
+							continue
 						}
-						if !used[i] && dist < bestDist {
-							best, bestDist = i, dist
+						// Of the traced pauses within 5 ms, one of the logged pause's kind (full or not)
+						// first: where Serial's young collection fails over to a full one in the same
+						// safepoint, the traced boundary between the two is where the full one's manager
+						// first reports (HotSpot fires nothing where the young one ends), and the log's
+						// young span can overlap the traced full pause.
+						dist := pauseDistance(lp, p)
+						kind := p.Full == (lp.kind == "Full") && dist <= uint64(5*time.Millisecond)
+						if kind && !bestKind || kind == bestKind && dist < bestDist {
+							best, bestDist, bestKind = i, dist, kind
 						}
 					}
 					if best < 0 || bestDist > uint64(5*time.Millisecond) {
@@ -208,17 +215,25 @@ func TestGCAgainstXlog(t *testing.T) {
 						t.Errorf("%d of %d logged pauses not traced (see above)", missing, len(logIn))
 					}
 				}
-				extra := 0
+				extra, inside := 0, 0
 				for i, u := range used {
-					if !u {
+					p := traced[i]
+					e := p.Start + uint64(p.Duration)
+					if e >= lo && e <= hi {
+						inside++
+					}
+					atEdge := func(lp loggedPause) bool {
+						return (lp.end < lo || lp.end > hi) && pauseDistance(lp, p) <= uint64(5*time.Millisecond)
+					}
+					if !u && e >= lo && e <= hi && !slices.ContainsFunc(logged, atEdge) {
 						extra++
-						p := traced[i]
-						t.Errorf("traced pause at %d, %v, full %t, manager %q: not in the log", p.Start, p.Duration, p.Full, p.Manager)
+						t.Errorf("traced pause at %d, %v, full %t, manager %q: not in the log; its lines near it:\n%s",
+							p.Start, p.Duration, p.Full, p.Manager, linesNear(j.Stdout(), p.Start, 20*time.Millisecond))
 					}
 				}
 				t.Logf("%s %s: %d pauses logged inside the window %v, %d traced; %d missing, %d extra, %d with the wrong full flag; "+
 					"mean |duration difference| %v (%d of %d compared longer by more than 1 ms and 10%%); %d pauses with pools (%d Remark or Cleanup), %d off; kinds %v",
-					jdk.Name(), c.name, len(logIn), time.Duration(d.DurationNS), len(traced), missing, extra, wrongFull,
+					jdk.Name(), c.name, len(logIn), time.Duration(d.DurationNS), inside, missing, extra, wrongFull,
 					time.Duration(sumDiff/float64(max(1, len(logIn)))), longer, durations, pools, remarks, poolsOff, kinds)
 				if mean := sumDiff / float64(max(1, len(logIn))); mean > float64(time.Millisecond) {
 					t.Errorf("traced durations differ from the log's by %v on average", time.Duration(mean))
@@ -229,6 +244,38 @@ func TestGCAgainstXlog(t *testing.T) {
 			})
 		}
 	})
+}
+
+// pauseDistance is how far apart a logged and a traced pause are in time: 0 when their spans overlap (the
+// log's span is its end less its duration).
+func pauseDistance(lp loggedPause, p hotspot.Pause) uint64 {
+	lstart, e := lp.end-uint64(lp.duration), p.Start+uint64(p.Duration)
+	switch {
+	case e < lstart:
+		return lstart - e
+	case p.Start > lp.end:
+		return p.Start - lp.end
+	}
+	return 0
+}
+
+var xlogTime = regexp.MustCompile(`^\[(\d+)ns\]`)
+
+// linesNear returns the lines of the log whose timenanos decoration lies within d of t, and the lines
+// without one among them (a log line the workload's own output broke would be one).
+func linesNear(log string, t uint64, d time.Duration) string {
+	var out []string
+	near := false
+	for _, line := range strings.Split(log, "\n") {
+		if m := xlogTime.FindStringSubmatch(line); m != nil {
+			ns, _ := strconv.ParseUint(m[1], 10, 64)
+			near = ns+uint64(d) >= t && ns <= t+uint64(d)
+		}
+		if near {
+			out = append(out, "\t"+line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func absInt(x int) int {
