@@ -47,6 +47,12 @@ copied it, so a thread in native code gets the Java frames it had then. A stack 
 to its thread's root ends in a frame that names the reason, e.g. "[bad-return-address]", and shows no
 frame it could not prove; the counts per reason are printed at the end.
 
+Without -XX:+DebugNonSafepoints (a diagnostic flag) the JIT records which methods it inlined where only
+at calls and safepoints: between them a compiled frame's inlined methods are those of the next such
+point, as AsyncGetCallTrace and async-profiler name them, and a sample in a small inlined method may show
+its caller as the leaf (on Jetty, JDK 17: Utf8HttpWriter.write led the Java leaves with a quarter of them
+without the flag and was not among the top 15 with it). profile says so when the JVM runs without it.
+
 Formats: folded (one "frame;...;frame count" line per stack, root first, as flamegraph.pl reads it),
 pprof (gzipped profile.proto for go tool pprof), svg (a flame graph), json. Compiled Java frames are
 suffixed "_[j]", inlined ones "_[i]", kernel ones "_[k]". With --threads each stack starts with its
@@ -62,8 +68,9 @@ load, 10 s at 499 Hz): JDK 11, 17, 21 and 25 (Debian's and Temurin) walk 99.9-10
 thread's root, at most 0.1% of samples carry a frame that names nothing, and at most 0.04% sit in a
 system call under a Java native method that does not make it. The 15 methods most
 often on top of the Java stack agree with JFR's own samples of the same window: 14-15 of 15 against
-JDK 25's jdk.CPUTimeSample, 12-15 of 15 against jdk.ExecutionSample on JDK 11-21 (which drops the samples
-it cannot walk: small methods count less there). Debian's JDK 11 has no USDT probes, which profile does
+JDK 25's jdk.CPUTimeSample, 12-15 of 15 against jdk.ExecutionSample on JDK 11-21 with DebugNonSafepoints
+on (without it, jdk.ExecutionSample names a compiled frame by its compiled method alone; it drops the
+samples it cannot walk, so small methods count less there). Debian's JDK 11 has no USDT probes, which profile does
 not need. x86-64 only.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if pf.core != "" {
@@ -260,6 +267,11 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 		fmt.Fprintf(a.stderr, "jvmkit: the JVM (pid %d) exited after %.1fs; writing the profile of what was sampled\n", pid, time.Since(start).Seconds())
 	}
 	a.summary(p)
+	if f, err := j.Flag("DebugNonSafepoints"); err == nil && f.Bool != nil && !*f.Bool {
+		fmt.Fprintln(a.stderr, "jvmkit: the JVM runs without -XX:+DebugNonSafepoints: a compiled frame's inlined methods are "+
+			"those of its next call or safepoint (as AsyncGetCallTrace names them), so a sample in a small inlined method "+
+			"may show its caller as the leaf; -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints makes them exact")
+	}
 	v, _ := j.Version()
 	if werr := a.writeProfile(p, pf, fmt.Sprintf("jvmkit profile of %d (%s)", pid, v)); werr != nil {
 		return werr
