@@ -487,16 +487,19 @@ func (c *tier) alloc(t *testing.T) {
 // gcPause is a pause line of -Xlog:gc: "[1.234s][info][gc] GC(7) Pause Young (Normal) (G1 Evacuation Pause) ...".
 var gcPause = regexp.MustCompile(`\bGC\(\d+\) Pause `)
 
+// loggedPauses counts the pauses the JVM logged so far (-Xlog:gc into the container's /tmp/gc.log).
+func (c *tier) loggedPauses(t *testing.T) int {
+	t.Helper()
+	data, err := os.ReadFile(c.jvm.HostPath("/tmp/gc.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(gcPause.FindAll(data, -1))
+}
+
 // gc: the pauses jvmkit gc saw are among those the JVM logged (-Xlog:gc) while it traced.
 func (c *tier) gc(t *testing.T) {
-	log := c.jvm.HostPath("/tmp/gc.log")
-	pauses := func() int {
-		data, err := os.ReadFile(log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(gcPause.FindAll(data, -1))
-	}
+	pauses := func() int { return c.loggedPauses(t) }
 	before := pauses()
 	var res struct {
 		Data struct {
@@ -666,14 +669,7 @@ func (c *tier) debugging(t *testing.T) {
 // usdtTrace: jvmkit usdt trace prints the JVM's gc__begin firings while a collection runs: at least one, and no
 // more than the JVM's -Xlog:gc logs pauses meanwhile.
 func (c *tier) usdtTrace(t *testing.T) {
-	log := c.jvm.HostPath("/tmp/gc.log")
-	logged := func() int {
-		data, err := os.ReadFile(log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(gcPause.FindAll(data, -1))
-	}
+	logged := func() int { return c.loggedPauses(t) }
 	tracer := testutil.StartBackground(t, unix.SIGINT, c.bin["jvmkit"], "usdt", "trace", c.pid, "hotspot:gc__begin", "--duration", "20s")
 	tracer.WaitFor(t, "tracing", time.Minute)
 	before := logged()
