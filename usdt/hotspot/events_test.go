@@ -166,6 +166,36 @@ func TestGCPairing(t *testing.T) {
 	}
 }
 
+// TestGCPairingHeap: a pause no manager reports gets the heap's used bytes read by gc__begin and gc__end
+// (G1's Remark and Cleanup before JDK 21); a pause with pools, or with a failed read, does not.
+func TestGCPairingHeap(t *testing.T) {
+	hdr := func(probe string, ts uint64) Header { return Header{Probe: "hotspot:" + probe, TID: 1, Time: ts} }
+	begin := func(ts uint64) Event { return &GCBegin{Header: hdr("gc__begin", ts)} }
+	end := func(ts uint64) Event { return &Marker{hdr("gc__end", ts)} }
+	var g gcPairing
+	g.addHeap(begin(100), 5<<20, true) // Remark
+	g.addHeap(end(200), 3<<20, true)
+	g.addHeap(begin(300), 3<<20, true) // a young pause: its manager's pools
+	g.add(&MemPoolGC{Header: hdr("mem__pool__gc__begin", 301), Manager: "G1 Young Generation", Pool: "G1 Eden Space", Used: 1 << 20})
+	g.add(&MemPoolGC{Header: hdr("mem__pool__gc__end", 399), Manager: "G1 Young Generation", Pool: "G1 Eden Space", Used: 0})
+	g.addHeap(end(400), 2<<20, true)
+	g.addHeap(begin(500), 0, false) // a read that failed
+	g.addHeap(end(600), 2<<20, true)
+	var got []Pause
+	for p, ok := g.pop(); ok; p, ok = g.pop() {
+		got = append(got, p)
+	}
+	want := []Pause{
+		{Start: 100, Duration: 100, TID: 1, Pools: []PoolUsage{{Pool: HeapPool, Before: 5 << 20, After: 3 << 20}}},
+		{Start: 300, Duration: 100, TID: 1, Manager: "G1 Young Generation",
+			Pools: []PoolUsage{{Manager: "G1 Young Generation", Pool: "G1 Eden Space", Before: 1 << 20}}},
+		{Start: 500, Duration: 100, TID: 1},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(PoolUsage{})); diff != "" {
+		t.Error(diff)
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	f.Add("object__alloc", 4, []byte("[B"), uint64(56))
 	f.Add("mem__pool__gc__begin", 8, []byte("G1 Eden Space"), uint64(0))

@@ -54,22 +54,44 @@ var fullManagers = map[string]bool{"PS MarkSweep": true, "MarkSweepCompact": tru
 
 // GCTrace is a running trace of gc__begin, gc__end and the memory pool probes of one JVM.
 type GCTrace struct {
-	tr *usdt.Tracer
+	tr   *usdt.Tracer
+	heap bool // gc__begin and gc__end carry the heap's used bytes as their last argument
 	gcPairing
 }
 
+// GCOptions tune TraceGC.
+type GCOptions struct {
+	// HeapUsed, when not 0, is the address of a 64-bit count of the Java heap's used bytes in the traced
+	// process (vmstructs.JVM.HeapUsedCounter): read at gc__begin and gc__end, it gives a pause that no
+	// memory manager reports (G1's Remark and Cleanup before JDK 21) the heap's use before and after, as
+	// the pool HeapPool.
+	HeapUsed uint64
+}
+
+// HeapPool is the pool of a pause's heap use read at gc__begin and gc__end (GCOptions.HeapUsed), for a
+// pause that no memory manager reported.
+const HeapPool = "Java heap"
+
 // TraceGC attaches to the collection probes of process pid, whose modules mods are (usdt.Modules). They
 // need no flag.
-func TraceGC(ctx context.Context, pid int, mods []usdt.Module) (*GCTrace, error) {
+func TraceGC(ctx context.Context, pid int, mods []usdt.Module, o GCOptions) (*GCTrace, error) {
 	sites, err := Sites(mods, "gc__begin", "gc__end", "mem__pool__gc__begin", "mem__pool__gc__end")
 	if err != nil {
 		return nil, err
+	}
+	if o.HeapUsed != 0 {
+		for i := range sites {
+			if p := &sites[i].Probe; p.Name == "gc__begin" || p.Name == "gc__end" {
+				// An absolute address: no register, the displacement alone.
+				p.Args = append(slices.Clone(p.Args), usdt.Arg{Kind: usdt.ArgMem, Size: 8, Value: int64(o.HeapUsed)})
+			}
+		}
 	}
 	tr, err := usdt.Attach(ctx, sites, usdt.Options{PID: pid, StringSize: 64, BufferSize: 1 << 20})
 	if err != nil {
 		return nil, err
 	}
-	return &GCTrace{tr: tr}, nil
+	return &GCTrace{tr: tr, heap: o.HeapUsed != 0}, nil
 }
 
 // Next returns the next pause, waiting for it; io.EOF after Stop (or the JVM's exit) once every event is
@@ -92,6 +114,16 @@ func (g *GCTrace) Next() (Pause, error) {
 		e, err := Decode(&ev)
 		if err != nil {
 			return Pause{}, err
+		}
+		if g.heap && (ev.Probe.Name == "gc__begin" || ev.Probe.Name == "gc__end") {
+			var used uint64
+			last := len(ev.Args) - 1
+			ok := last >= 0 && ev.Faults&(1<<last) == 0
+			if ok {
+				used = ev.Args[last]
+			}
+			g.addHeap(e, used, ok)
+			continue
 		}
 		g.add(e)
 	}
@@ -122,6 +154,10 @@ type bracket struct {
 	ended      bool
 	full       bool
 	sections   []*section
+	// heap is the heap's used bytes read at gc__begin and gc__end (GCOptions.HeapUsed); heapSeen says which
+	// were read.
+	heap     [2]uint64
+	heapSeen [2]bool
 }
 
 // gcPairing turns the probes' events into pauses: pure, so that it is tested on recorded sequences.
@@ -220,6 +256,26 @@ func (b *bracket) has(manager string) bool {
 	return false
 }
 
+// addHeap adds a gc__begin or gc__end event e that read the heap's used bytes too (GCOptions.HeapUsed);
+// ok is false when that read failed.
+func (g *gcPairing) addHeap(e Event, used uint64, ok bool) {
+	h := e.Head()
+	_, begin := e.(*GCBegin)
+	if begin {
+		g.add(e) // opens the bracket
+	}
+	if b := g.open[h.TID]; b != nil && ok {
+		i := 1
+		if begin {
+			i = 0
+		}
+		b.heap[i], b.heapSeen[i] = used, true
+	}
+	if !begin {
+		g.add(e) // may emit the pause
+	}
+}
+
 // addEarly records a pool event outside a bracket: a section that a gc__begin on the thread will adopt,
 // or, once it ends without one, nothing.
 func (g *gcPairing) addEarly(h *Header, e *MemPoolGC, end bool) {
@@ -255,7 +311,11 @@ func (g *gcPairing) emit(b *bracket) {
 	delete(g.open, b.tid)
 	end := b.end
 	if len(b.sections) == 0 {
-		g.ready = append(g.ready, Pause{Start: b.begin, Duration: dur(b.begin, end), Full: b.full, TID: b.tid})
+		p := Pause{Start: b.begin, Duration: dur(b.begin, end), Full: b.full, TID: b.tid}
+		if b.heapSeen[0] && b.heapSeen[1] {
+			p.Pools = []PoolUsage{{Pool: HeapPool, Before: b.heap[0], After: b.heap[1], begun: true, ended: true}}
+		}
+		g.ready = append(g.ready, p)
 		return
 	}
 	for i, s := range b.sections {

@@ -204,6 +204,12 @@ func TestGCAgainstXlog(t *testing.T) {
 						}
 					}
 				}
+				// Every G1 Remark and Cleanup has heap figures: the "G1 Concurrent GC" manager's pools from
+				// JDK 21, the heap's own used bytes read by the probes before (jvmkit gc finds the counter
+				// through VMStructs).
+				if c.name == "g1" && remarks < kinds["Remark"]+kinds["Cleanup"] {
+					t.Errorf("%d of %d Remark and Cleanup pauses have heap figures, want all", remarks, kinds["Remark"]+kinds["Cleanup"])
+				}
 				// Every logged pause must be traced. Known gap, not explained yet: ZGC on JDK 21 once had one
 				// of 294 pauses (a 0.7 ms Mark Start among ~100 pauses a second) with no traced pause
 				// within 5 ms; it is tolerated there up to 1 in 200 and always logged.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/usdt/hotspot"
+	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
 // gcJSON is the data of jvmkit.gc/v1.
@@ -49,7 +50,10 @@ full when gc__begin says so or its manager is a full collector's (PS MarkSweep, 
 Generation). The time to reach the safepoint is not included, as in -Xlog:gc. Concurrent phases are not
 pauses (ZGC's pauses are its three short safepoints per cycle). The pools are each memory pool's use
 before and after, as the collection's manager reported it (G1's Remark and Cleanup on JDK 21 and later
-report through the "G1 Concurrent GC" manager; JDK 17 reports no pools for them).
+report through the "G1 Concurrent GC" manager). Before JDK 21 no manager reports G1's Remark and Cleanup:
+for them gc reads the heap's own count of used bytes (G1CollectedHeap::_summary_bytes_used, found through
+VMStructs) in the probes at the pause's start and end, shown as the pool "Java heap"; it leaves out what
+the current allocation regions hold, which -Xlog:gc's heap figure counts (a region or two).
 
 The trace ends after --duration, at Ctrl-C or SIGTERM, or when the JVM exits (then gc says how the JVM
 ended and exits with status 3). --json prints schema jvmkit.gc/v1 at the end, with the traced window in
@@ -80,7 +84,16 @@ func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) (er
 	if err != nil {
 		return err
 	}
-	g, err := hotspot.TraceGC(ctx, pid, mods)
+	// G1's Remark and Cleanup before JDK 21 have no memory manager to report the heap: the probes read the
+	// heap's own count of used bytes instead (VMStructs gives its address; without it, no figures).
+	var opts hotspot.GCOptions
+	if vm, err := vmstructs.Open(ctx, pid); err == nil {
+		if addr, ok, err := vm.HeapUsedCounter(); err == nil && ok {
+			opts.HeapUsed = addr
+		}
+		_ = vm.Close()
+	}
+	g, err := hotspot.TraceGC(ctx, pid, mods, opts)
 	if err != nil {
 		return err
 	}
@@ -146,7 +159,8 @@ func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) (er
 			pools = append(pools, fmt.Sprintf("%s %s->%s", u.Pool, formatBytes(u.Before), formatBytes(u.After)))
 		}
 		if len(p.Pools) == 0 {
-			// G1's Remark and Cleanup before JDK 21: no memory manager reports them.
+			// G1's Remark and Cleanup before JDK 21, when VMStructs did not give the heap's counter: no
+			// memory manager reports them.
 			pools = append(pools, "(no pool figures: the JVM reported none for this pause)")
 		}
 		manager := ""
