@@ -1,7 +1,6 @@
 package rootfs
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -91,7 +90,7 @@ var ErrNotRegular = errors.New("not a regular file")
 // RandomHex returns n random bytes in hex, for names nobody can guess.
 func RandomHex(n int) string {
 	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
+	randomBytes(b)
 	return hex.EncodeToString(b)
 }
 
