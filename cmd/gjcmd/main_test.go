@@ -4,6 +4,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,14 +51,24 @@ type run struct {
 	took           time.Duration
 }
 
+// toolDeadline bounds one run of gjcmd or the JDK's jcmd: the JDK's jcmd waits without end on a JVM that
+// does not answer, and a test that hung until go test's timeout killed the binary left that jcmd behind.
+const toolDeadline = 2 * time.Minute
+
 func execTool(t *testing.T, bin string, args ...string) run {
 	t.Helper()
 	var o, e bytes.Buffer
-	cmd := exec.Command(bin, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), toolDeadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	err := cmd.Run()
 	r := run{stdout: o.String(), stderr: e.String(), took: time.Since(start)}
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v: no answer within %v (killed)\nstdout: %s\nstderr: %s", bin, args, toolDeadline, r.stdout, r.stderr)
+	}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
