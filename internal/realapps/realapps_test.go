@@ -421,8 +421,12 @@ func compareProfile(t *testing.T, app *testutil.App, p *profileRun, events []tes
 		javaLeaf, jfrSamples, oracle)
 	t.Logf("profile: reasons %v; nameless frames %v", p.profile.Reasons, topOf(f.NamelessFrames, 10))
 	t.Logf("profile: native method -> syscall %v", topOf(f.Pairs, 25))
-	t.Logf("profile: top-15 Java leaves overlap JFR's in %d/15 (%d/15 as ranked)\n ours: %s\n  JFR: %s", overlap,
-		Overlap(ourTop, jfrTop), withCounts(ourTop, f.JavaLeaf), withCounts(jfrTop, jfrLeaf))
+	var beside []string // our top 15 with JFR's count of each: how far a miss is from JFR's 15th
+	for _, k := range ourTop {
+		beside = append(beside, fmt.Sprintf("%s %d/%d", k, f.JavaLeaf[k], jfrLeaf[k]))
+	}
+	t.Logf("profile: top-15 Java leaves overlap JFR's in %d/15 (%d/15 as ranked)\n ours: %s\n  JFR: %s\n ours/JFR's: %s", overlap,
+		Overlap(ourTop, jfrTop), withCounts(ourTop, f.JavaLeaf), withCounts(jfrTop, jfrLeaf), strings.Join(beside, ", "))
 
 	id := rowID{app.Kind, app.JDK}
 	record(id, "profile: samples to the thread root", pct(f.RootReach()), "≥ 99.5%", "")
@@ -434,15 +438,18 @@ func compareProfile(t *testing.T, app *testutil.App, p *profileRun, events []tes
 	check(t, "profile.nameless", f.NamelessShare() <= 0.01, "%.2f%% of samples have a frame naming nothing, want ≤ 1%%", 100*f.NamelessShare())
 	check(t, "profile.wrong-native", f.WrongNativeShare() <= 0.01, "%.2f%% of samples under a native method that does not make their syscall, want ≤ 1%%", 100*f.WrongNativeShare())
 	if enough(t, "profile.jfr-top15", "Java-leaf samples (ours, JFR's)", min(javaLeaf, jfrSamples), 500) {
-		want := 13
-		if oracle == "jdk.ExecutionSample" {
-			// Before JDK 25 JFR samples only threads it finds in Java code and drops, without a word, those
-			// it cannot walk from where they stopped (a compiled method's prologue and epilogue, where its
-			// frame is not complete): small methods lose more of their samples. With DebugNonSafepoints on
-			// (see testApp), Jetty on JDK 11 and 17 gave 12-15/15 in five 15 s windows (2026-11-28; 11/15
-			// once without it, when JFR named the compiled method alone).
-			want = 12
-		}
+		// The gate is 12, one below the goal of 13, which the table reports run by run. Against
+		// JDK 25's jdk.CPUTimeSample, 14 runs on 2026-11-28 gave 13 (7 times), 14 (5) and 15 (2): the goal holds
+		// with no margin. The misses are a few methods the two name differently without
+		// DebugNonSafepoints (ours 33 samples of QueuedThreadPool$Runner.run, JFR's 2; BigDecimal.add 35
+		// against 5, where the rest of the profile predicts 14), and one tie more or less at the 15th place.
+		// Before JDK 25 jdk.ExecutionSample samples only threads it finds in Java code and drops, without a
+		// word, those it cannot walk from where they stopped (a compiled method's prologue and epilogue),
+		// so small methods lose more of their samples: with DebugNonSafepoints on (see testApp), Jetty on
+		// JDK 11 and 17 gave 12-15/15 in eight windows (11/15 once without the flag, when JFR named the
+		// compiled method alone). A walker that gave threads another call's stack, the bug this tier was
+		// written for, scored far below either.
+		const want = 12
 		check(t, "profile.jfr-top15", overlap >= want, "top-15 Java leaf methods overlap JFR's (%s) in %d/15, want ≥ %d", oracle, overlap, want)
 	}
 }
