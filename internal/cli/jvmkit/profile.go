@@ -67,7 +67,7 @@ As measured (make test, 2026-11-28, no -XX:+PreserveFramePointer; Jetty 9.4, Tom
 load, 10 s at 499 Hz): JDK 11, 17, 21 and 25 (Debian's and Temurin) walk 99.9-100% of samples to the
 thread's root, at most 0.1% of samples carry a frame that names nothing, and at most 0.04% sit in a
 system call under a Java native method that does not make it. The 15 methods most
-often on top of the Java stack agree with JFR's own samples of the same window: 14-15 of 15 against
+often on top of the Java stack agree with JFR's own samples of the same window: 13-15 of 15 against
 JDK 25's jdk.CPUTimeSample, 12-15 of 15 against jdk.ExecutionSample on JDK 11-21 with DebugNonSafepoints
 on (without it, jdk.ExecutionSample names a compiled frame by its compiled method alone; it drops the
 samples it cannot walk, so small methods count less there). Debian's JDK 11 has no USDT probes, which profile does
