@@ -564,3 +564,31 @@ func (j *JVM) SetBoolFlag(name string, v bool, w Writer) (old bool, err error) {
 	}
 	return old, nil
 }
+
+// InliningAtEveryPC reports whether the JIT records where it inlined what at every pc (PcDescs between
+// safepoints), so that a compiled frame's inlined methods are exact wherever a sample stops it: with
+// -XX:+DebugNonSafepoints, or, with the flag at its default, while a JVMTI agent asks for
+// CompiledMethodLoad events (async-profiler, a perf-map agent: HotSpot then records them for what it
+// compiles from then on, JvmtiExport::_should_post_compiled_method_load). known is false when neither
+// could be read.
+func (j *JVM) InliningAtEveryPC() (exact, known bool) {
+	f, err := j.Flag("DebugNonSafepoints")
+	if err != nil || f.Bool == nil {
+		return false, false
+	}
+	if *f.Bool {
+		return true, true
+	}
+	if f.Origin != "" && f.Origin != "default" {
+		return false, true // set false on purpose: the agent's events do not override it
+	}
+	addr, ok := j.Symbol("_ZN11JvmtiExport33_should_post_compiled_method_loadE")
+	if !ok {
+		return false, false
+	}
+	v, err := j.r.uint(addr, 1)
+	if err != nil {
+		return false, false
+	}
+	return v != 0, true
+}

@@ -880,3 +880,19 @@ func BenchmarkFlags(b *testing.B) {
 	b.ReportMetric(float64(theirs)/float64(ours), "x-faster-than-jcmd")
 	b.Logf("Flags(): %v; jcmd VM.flags -all: %v; ratio %.0fx", ours, theirs, float64(theirs)/float64(ours))
 }
+
+// TestInliningAtEveryPC: false with the JVM's defaults (the flag off and no JVMTI agent asking for compiled
+// methods: the symbol of HotSpot's own switch is read), true with -XX:+DebugNonSafepoints.
+func TestInliningAtEveryPC(t *testing.T) {
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel()
+		_, plain := openFlagsJVM(t, jdk, "-Xmx64m")
+		_, dns := openFlagsJVM(t, jdk, "-Xmx64m", "-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints")
+		if exact, known := plain.InliningAtEveryPC(); exact || !known {
+			t.Errorf("defaults: InliningAtEveryPC = %t, %t, want false, true", exact, known)
+		}
+		if exact, known := dns.InliningAtEveryPC(); !exact || !known {
+			t.Errorf("-XX:+DebugNonSafepoints: InliningAtEveryPC = %t, %t, want true, true", exact, known)
+		}
+	})
+}

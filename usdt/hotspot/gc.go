@@ -27,13 +27,15 @@ type Pause struct {
 	// Manager is the memory manager that reported the collection ("PS Scavenge", "G1 Young Generation",
 	// "G1 Concurrent GC" for G1's Remark and Cleanup on JDK 21+); empty when it reported none.
 	Manager string `json:"manager,omitempty"`
-	// Pools are every memory pool's use before and after the collection, as its manager reported it.
+	// Pools are every memory pool's use before and after the collection, as its manager reported it; for a
+	// pause no manager reports (G1's Remark and Cleanup before JDK 21), the one pool HeapPool read by the
+	// probes themselves (GCOptions.HeapUsed), with no Manager and no Max.
 	Pools []PoolUsage `json:"pools,omitempty"`
 }
 
 // PoolUsage is a memory pool's use around a collection.
 type PoolUsage struct {
-	Manager string `json:"manager"` // "G1 Young Generation"
+	Manager string `json:"manager"` // "G1 Young Generation"; "" for HeapPool
 	Pool    string `json:"pool"`    // "G1 Eden Space"
 	Before  uint64 `json:"before"`
 	After   uint64 `json:"after"`
@@ -264,7 +266,7 @@ func (g *gcPairing) addHeap(e Event, used uint64, ok bool) {
 	if begin {
 		g.add(e) // opens the bracket
 	}
-	if b := g.open[h.TID]; b != nil && ok {
+	if b := g.open[h.TID]; b != nil && ok && !b.ended {
 		i := 1
 		if begin {
 			i = 0

@@ -87,11 +87,18 @@ func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) (er
 	// G1's Remark and Cleanup before JDK 21 have no memory manager to report the heap: the probes read the
 	// heap's own count of used bytes instead (VMStructs gives its address; without it, no figures).
 	var opts hotspot.GCOptions
-	if vm, err := vmstructs.Open(ctx, pid); err == nil {
-		if addr, ok, err := vm.HeapUsedCounter(); err == nil && ok {
+	vm, err := vmstructs.Open(ctx, pid)
+	if err == nil {
+		var addr uint64
+		var ok bool
+		if addr, ok, err = vm.HeapUsedCounter(); ok {
 			opts.HeapUsed = addr
 		}
 		_ = vm.Close()
+	}
+	if err != nil {
+		// Only G1's Remark and Cleanup before JDK 21 need it: say why they will have no figures.
+		fmt.Fprintf(a.stderr, "jvmkit: no heap counter through VMStructs (%v): pauses that no memory manager reports will have no heap figures\n", err)
 	}
 	g, err := hotspot.TraceGC(ctx, pid, mods, opts)
 	if err != nil {
@@ -159,8 +166,8 @@ func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) (er
 			pools = append(pools, fmt.Sprintf("%s %s->%s", u.Pool, formatBytes(u.Before), formatBytes(u.After)))
 		}
 		if len(p.Pools) == 0 {
-			// G1's Remark and Cleanup before JDK 21, when VMStructs did not give the heap's counter: no
-			// memory manager reports them.
+			// G1's Remark and Cleanup before JDK 21, when VMStructs did not give the heap's counter (or
+			// the probe could not read it): no memory manager reports them.
 			pools = append(pools, "(no pool figures: the JVM reported none for this pause)")
 		}
 		manager := ""

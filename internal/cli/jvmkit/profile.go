@@ -51,7 +51,8 @@ Without -XX:+DebugNonSafepoints (a diagnostic flag) the JIT records which method
 at calls and safepoints: between them a compiled frame's inlined methods are those of the next such
 point, as AsyncGetCallTrace and async-profiler name them, and a sample in a small inlined method may show
 its caller as the leaf (on Jetty, JDK 17: Utf8HttpWriter.write led the Java leaves with a quarter of them
-without the flag and was not among the top 15 with it). profile says so when the JVM runs without it.
+without the flag and was not among the top 15 with it). profile says so when the JVM runs without it and
+no JVMTI agent that asks for compiled-method events (which makes HotSpot record them too) is loaded.
 
 Formats: folded (one "frame;...;frame count" line per stack, root first, as flamegraph.pl reads it),
 pprof (gzipped profile.proto for go tool pprof), svg (a flame graph), json. Compiled Java frames are
@@ -267,7 +268,7 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 		fmt.Fprintf(a.stderr, "jvmkit: the JVM (pid %d) exited after %.1fs; writing the profile of what was sampled\n", pid, time.Since(start).Seconds())
 	}
 	a.summary(p)
-	if f, err := j.Flag("DebugNonSafepoints"); err == nil && f.Bool != nil && !*f.Bool {
+	if exact, known := j.InliningAtEveryPC(); known && !exact {
 		fmt.Fprintln(a.stderr, "jvmkit: the JVM runs without -XX:+DebugNonSafepoints: a compiled frame's inlined methods are "+
 			"those of its next call or safepoint (as AsyncGetCallTrace names them), so a sample in a small inlined method "+
 			"may show its caller as the leaf; -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints makes them exact")
