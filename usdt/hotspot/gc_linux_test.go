@@ -114,21 +114,20 @@ func TestGCAgainstXlog(t *testing.T) {
 				}
 				// Compare the pauses well inside the window: one straddling its edges may be in either.
 				lo, hi := d.WindowStart+uint64(100*time.Millisecond), d.WindowEnd-uint64(100*time.Millisecond)
-				var logIn []loggedPause
-				for _, p := range logged {
-					if p.end >= lo && p.end <= hi {
-						logIn = append(logIn, p)
-					}
-				}
+				inWindow := func(end uint64) bool { return end >= lo && end <= hi }
 				// A pause at an edge can be inside by one end and outside by the other (the log's line
 				// is printed a little before gc__end): logged and traced pauses a little beyond the edges
 				// are matched one to one too, and only those inside count (a logged one missing, a
 				// traced one extra).
 				edge := uint64(20 * time.Millisecond)
 				var logBand []loggedPause
+				nIn := 0 // logged pauses inside the window
 				for _, p := range logged {
 					if p.end+edge >= lo && p.end <= hi+edge {
 						logBand = append(logBand, p)
+					}
+					if inWindow(p.end) {
+						nIn++
 					}
 				}
 				var traced []hotspot.Pause
@@ -145,7 +144,7 @@ func TestGCAgainstXlog(t *testing.T) {
 				// overlaps (the log's line is printed as it ends, late on a loaded machine: its span is
 				// its end less its duration), or the nearest within 5 ms.
 				for _, lp := range logBand {
-					in := lp.end >= lo && lp.end <= hi
+					in := inWindow(lp.end)
 					if in {
 						kinds[lp.kind]++
 					}
@@ -229,16 +228,16 @@ func TestGCAgainstXlog(t *testing.T) {
 				// within 5 ms; it is tolerated there up to 1 in 200 and always logged.
 				if allowed := 0; missing > 0 {
 					if c.name == "z" {
-						allowed = len(logIn) / 200
+						allowed = nIn / 200
 					}
 					if missing > allowed {
-						t.Errorf("%d of %d logged pauses not traced (see above)", missing, len(logIn))
+						t.Errorf("%d of %d logged pauses not traced (see above)", missing, nIn)
 					}
 				}
 				extra, inside := 0, 0
 				for i, u := range used {
 					p := traced[i]
-					if e := p.Start + uint64(p.Duration); e < lo || e > hi {
+					if !inWindow(p.Start + uint64(p.Duration)) {
 						continue
 					}
 					inside++
@@ -250,12 +249,12 @@ func TestGCAgainstXlog(t *testing.T) {
 				}
 				t.Logf("%s %s: %d pauses logged inside the window %v, %d traced; %d missing, %d extra, %d with the wrong full flag; "+
 					"mean |duration difference| %v (%d of %d compared longer by more than 1 ms and 10%%); %d pauses with pools (%d Remark or Cleanup), %d off; kinds %v",
-					jdk.Name(), c.name, len(logIn), time.Duration(d.DurationNS), inside, missing, extra, wrongFull,
-					time.Duration(sumDiff/float64(max(1, len(logIn)))), longer, durations, pools, remarks, poolsOff, kinds)
-				if mean := sumDiff / float64(max(1, len(logIn))); mean > float64(time.Millisecond) {
+					jdk.Name(), c.name, nIn, time.Duration(d.DurationNS), inside, missing, extra, wrongFull,
+					time.Duration(sumDiff/float64(max(1, nIn))), longer, durations, pools, remarks, poolsOff, kinds)
+				if mean := sumDiff / float64(max(1, nIn)); mean > float64(time.Millisecond) {
 					t.Errorf("traced durations differ from the log's by %v on average", time.Duration(mean))
 				}
-				if len(logIn) == 0 {
+				if nIn == 0 {
 					t.Errorf("no pause logged inside the window:\n%s", strings.Join(strings.Split(j.Stdout(), "\n")[:min(20, strings.Count(j.Stdout(), "\n"))], "\n"))
 				}
 			})
