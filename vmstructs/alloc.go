@@ -145,28 +145,25 @@ func (j *JVM) LoadedClasses() ([]LoadedClass, error) {
 // HeapUsedCounter returns the address of a 64-bit count of the Java heap's used bytes that the heap keeps
 // itself, for readers that must take it at a given moment (a probe at a collection's start and end): G1's
 // G1CollectedHeap::_summary_bytes_used (the used bytes of every region but the current allocation regions,
-// updated as regions are retired and freed). ok is false for the other collectors and where VMStructs does
-// not export it.
-func (j *JVM) HeapUsedCounter() (addr uint64, ok bool, err error) {
+// updated as regions are retired and freed). It is 0 for the other collectors, before the heap exists and
+// where VMStructs does not export it.
+func (j *JVM) HeapUsedCounter() (uint64, error) {
 	flags, err := j.vmBoolFlags("UseG1GC")
-	if err != nil {
-		return 0, false, err
-	}
-	if !flags["UseG1GC"] {
-		return 0, false, nil
+	if err != nil || !flags["UseG1GC"] {
+		return 0, err
 	}
 	r := j.resolver()
 	heap := r.field("Universe", "_collectedHeap")
 	used := r.field("G1CollectedHeap", "_summary_bytes_used")
 	if r.err("G1 heap used") != nil || used.readSize() != 8 {
-		return 0, false, nil
+		return 0, nil
 	}
 	obj, err := j.static(heap)
 	if err != nil {
-		return 0, false, fmt.Errorf("vmstructs: Universe::_collectedHeap: %w", err)
+		return 0, fmt.Errorf("vmstructs: Universe::_collectedHeap: %w", err)
 	}
 	if obj == 0 {
-		return 0, false, nil // not initialized yet
+		return 0, nil // not initialized yet
 	}
-	return obj + used.Offset, true, nil
+	return obj + used.Offset, nil
 }

@@ -89,11 +89,7 @@ func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) (er
 	var opts hotspot.GCOptions
 	vm, err := vmstructs.Open(ctx, pid)
 	if err == nil {
-		var addr uint64
-		var ok bool
-		if addr, ok, err = vm.HeapUsedCounter(); ok {
-			opts.HeapUsed = addr
-		}
+		opts.HeapUsed, err = vm.HeapUsedCounter()
 		_ = vm.Close()
 	}
 	if err != nil {
