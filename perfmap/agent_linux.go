@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -478,6 +479,13 @@ func (s *agentSession) stageLibrary(name string, lib []byte) (string, func(), er
 			return "", nil, err
 		}
 		if err := s.checkStaged(dfd, dir, name); err != nil {
+			if errors.Is(err, errReplaced) && attempt < 7 {
+				// Another FromAgent replaced a wrong file at the name at the same time as this one:
+				// the next round keeps whichever copy is there now, if it is right.
+				s.debug("replaced while checking; again", "path", s.hostPath(dir+"/"+name))
+				unix.Close(dfd)
+				continue
+			}
 			s.releaseLibrary(dfd, dir, name)
 			return "", nil, err
 		}
@@ -485,6 +493,9 @@ func (s *agentSession) stageLibrary(name string, lib []byte) (string, func(), er
 		return "/tmp/" + dir + "/" + name, release, nil
 	}
 }
+
+// errReplaced: the library at the path the JVM loads by is not the file in the directory just checked.
+var errReplaced = errors.New("replaced")
 
 // checkStaged makes sure that the path the JVM will load the library by, /tmp/<dir>/<name> inside its
 // root, is one that nobody but root and the JVM's user can change before the JVM opens it, and that it
@@ -511,7 +522,7 @@ func (s *agentSession) checkStaged(dfd int, dir, name string) error {
 		return fmt.Errorf("perfmap: stat %s: %w", s.hostPath(dir+"/"+name), err)
 	}
 	if err := unix.Fstatat(dfd, name, &placed, unix.AT_SYMLINK_NOFOLLOW); err != nil || got.Dev != placed.Dev || got.Ino != placed.Ino {
-		return fmt.Errorf("perfmap: %s is not the library just placed there (replaced?); not loading it into process %d", s.hostPath(dir+"/"+name), s.t.PID)
+		return fmt.Errorf("perfmap: %s is not the library just placed there: %w; not loading it into process %d", s.hostPath(dir+"/"+name), errReplaced, s.t.PID)
 	}
 	return nil
 }
@@ -611,27 +622,44 @@ func (s *agentSession) openLibDir(dir string) (int, int, error) {
 }
 
 // placeLibrary makes dfd/name hold lib: an existing copy is kept when it is a regular file of ours with
-// the same bytes; otherwise a new one is written beside it and renamed over the name.
+// the same bytes; otherwise a new one is written beside it and renamed to the name. A name that is free
+// is taken without replacing (two FromAgent placing the library at once: the second keeps the first's
+// copy, so that the copy the first checks and loads stays in place); only a wrong file is replaced.
 func (s *agentSession) placeLibrary(dfd int, dir, name string, lib []byte) error {
-	if fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
-		f := os.NewFile(uintptr(fd), name)
-		var st unix.Stat_t
-		same := unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && int(st.Uid) == os.Geteuid() &&
-			st.Mode&0o022 == 0 && st.Size == int64(len(lib))
-		if same {
-			got, err := io.ReadAll(io.LimitReader(f, int64(len(lib))+1))
-			same = err == nil && bytes.Equal(got, lib)
+	for range 3 {
+		exists := false
+		if fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+			exists = true
+			f := os.NewFile(uintptr(fd), name)
+			var st unix.Stat_t
+			same := unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && int(st.Uid) == os.Geteuid() &&
+				st.Mode&0o022 == 0 && st.Size == int64(len(lib))
+			if same {
+				got, err := io.ReadAll(io.LimitReader(f, int64(len(lib))+1))
+				same = err == nil && bytes.Equal(got, lib)
+			}
+			f.Close()
+			if same {
+				return nil
+			}
+		} else if errors.Is(err, unix.ELOOP) {
+			exists = true // a symbolic link: replaced, never followed
 		}
-		f.Close()
-		if same {
+		write := rootfs.WriteNewFile
+		if exists {
+			write = rootfs.WriteFile
+		}
+		err := write(dfd, s.hostPath(dir), name, lib, -1, -1, 0o644)
+		if err == nil {
+			s.debug("created", "path", s.hostPath(dir+"/"+name))
 			return nil
 		}
+		if !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("perfmap: %w", err)
+		}
+		// Placed by another FromAgent just now: look at theirs.
 	}
-	if err := rootfs.WriteFile(dfd, s.hostPath(dir), name, lib, -1, -1, 0o644); err != nil {
-		return fmt.Errorf("perfmap: %w", err)
-	}
-	s.debug("created", "path", s.hostPath(dir+"/"+name))
-	return nil
+	return fmt.Errorf("perfmap: %s keeps changing; not loading an agent from it", s.hostPath(dir+"/"+name))
 }
 
 func embeddedAgent() ([]byte, string, error) {

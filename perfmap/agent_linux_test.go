@@ -398,7 +398,7 @@ func TestAgent(t *testing.T) {
 
 		t.Run("concurrent", func(t *testing.T) {
 			var wg sync.WaitGroup
-			errs := make([]error, 4)
+			errs := make([]error, 12)
 			for i := range errs {
 				wg.Go(func() {
 					_, errs[i] = perfmap.FromAgent(context.Background(), j.PID, perfmap.AgentOptions{Options: "unfoldall", Logger: slog.New(log)})

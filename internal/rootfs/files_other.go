@@ -64,6 +64,11 @@ func WriteFile(_ int, dir, name string, _ []byte, _, _ int, _ uint32) error {
 	return fmt.Errorf("write %s/%s: %w", dir, name, errors.ErrUnsupported)
 }
 
+// WriteNewFile is not supported elsewhere than on Linux.
+func WriteNewFile(_ int, dir, name string, _ []byte, _, _ int, _ uint32) error {
+	return fmt.Errorf("write %s/%s: %w", dir, name, errors.ErrUnsupported)
+}
+
 // NewProcess describes a process. Only Linux is supported: the result opens nothing.
 func NewProcess(pid, uid, gid int, groups []int, cwdPath string) *Process {
 	return &Process{UID: uid, GID: gid, Groups: groups, CwdPath: cwdPath}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -357,6 +358,45 @@ func TestWriteOutput(t *testing.T) {
 		t.Error("WriteOutput: a failed write reported no error")
 	}
 	if left, _ := filepath.Glob(filepath.Join(w.sticky, ".failing.svg.*")); len(left) > 0 {
+		t.Errorf("left behind: %q", left)
+	}
+}
+
+// WriteNewFile takes a free name and leaves anything already at it (a file, a link) as it was; WriteFile
+// replaces it, a link included, without following it.
+func TestWriteNewFile(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	if err := rootfs.WriteNewFile(dfd, dir, "lib.so", []byte("first"), -1, -1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := rootfs.WriteNewFile(dfd, dir, "lib.so", []byte("second"), -1, -1, 0o644); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("WriteNewFile over a file: %v, want fs.ErrExist", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "lib.so")); string(b) != "first" {
+		t.Errorf("the first file now holds %q", b)
+	}
+	link := filepath.Join(dir, "link.so")
+	if err := os.Symlink(w.victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := rootfs.WriteNewFile(dfd, dir, "link.so", []byte("x"), -1, -1, 0o644); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("WriteNewFile over a link: %v, want fs.ErrExist", err)
+	}
+	w.victimIntact(t)
+	if err := rootfs.WriteFile(dfd, dir, "link.so", []byte("x"), -1, -1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.victimIntact(t)
+	if fi, err := os.Lstat(link); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("link.so after WriteFile: %v %v, want a regular file", fi, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) > 0 {
 		t.Errorf("left behind: %q", left)
 	}
 }

@@ -103,6 +103,17 @@ func renameNoReplace(dfd int, from, to string) error {
 // file, and anything at the name (a symbolic link planted there included) is replaced, never followed.
 // Temporary files of the same name left by writers that died are removed first.
 func WriteFile(dfd int, dir, name string, data []byte, uid, gid int, perm uint32) error {
+	return writeFile(dfd, dir, name, data, uid, gid, perm, true)
+}
+
+// WriteNewFile is WriteFile for a name that must not exist yet: when something is there already, nothing
+// is changed and the error wraps fs.ErrExist (so that two writers racing for the name do not replace each
+// other's file: the one that lost reads the winner's).
+func WriteNewFile(dfd int, dir, name string, data []byte, uid, gid int, perm uint32) error {
+	return writeFile(dfd, dir, name, data, uid, gid, perm, false)
+}
+
+func writeFile(dfd int, dir, name string, data []byte, uid, gid int, perm uint32, replace bool) error {
 	prefix := "." + name + "."
 	RemoveStale(dfd, prefix, ".tmp")
 	t, err := CreateTemp(dfd, dir, prefix, ".tmp", perm)
@@ -125,7 +136,7 @@ func WriteFile(dfd int, dir, name string, data []byte, uid, gid int, perm uint32
 		t.Discard()
 		return fmt.Errorf("write %s: %w", join(dir, name), err)
 	}
-	return t.Publish(name, true)
+	return t.Publish(name, replace)
 }
 
 // RemoveStale removes the temporary files prefix*suffix in the directory dfd that a Temp of a writer
