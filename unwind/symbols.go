@@ -9,11 +9,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/ianlancetaylor/demangle"
 
@@ -175,7 +177,61 @@ func (s *FileSymbols) load(m *Mapping) *elfSymbols {
 		return &elfSymbols{}
 	}
 	defer f.Close()
-	return readELFSymbols(f)
+	return sharedELFSymbols(f)
+}
+
+// fileID is a file's identity. Processes that map the same file (many JVMs of one JDK: libjvm.so's
+// symbols and call frame information are some 7 MB in memory) share what was read of it.
+type fileID struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64 // ns
+}
+
+// sharedFiles holds every elfSymbols that a FileSymbols still uses, by its file's identity; an entry
+// goes when the last FileSymbols using it is collected.
+var sharedFiles = struct {
+	sync.Mutex
+	m map[fileID]weak.Pointer[elfSymbols]
+}{m: map[fileID]weak.Pointer[elfSymbols]{}}
+
+// sharedELFSymbols reads f's symbols unless another FileSymbols has read the same file already.
+func sharedELFSymbols(f *os.File) *elfSymbols {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return readELFSymbols(f)
+	}
+	id, ok := identify(fi)
+	if !ok {
+		return readELFSymbols(f)
+	}
+	lookup := func() *elfSymbols {
+		if wp, ok := sharedFiles.m[id]; ok {
+			return wp.Value()
+		}
+		return nil
+	}
+	sharedFiles.Lock()
+	es := lookup()
+	sharedFiles.Unlock()
+	if es != nil {
+		return es
+	}
+	read := readELFSymbols(f) // not under the lock: seconds for libjvm.so on a busy machine
+	sharedFiles.Lock()
+	defer sharedFiles.Unlock()
+	if es := lookup(); es != nil {
+		return es // read meanwhile by another
+	}
+	sharedFiles.m[id] = weak.Make(read)
+	runtime.AddCleanup(read, func(id fileID) {
+		sharedFiles.Lock()
+		defer sharedFiles.Unlock()
+		if wp, ok := sharedFiles.m[id]; ok && wp.Value() == nil {
+			delete(sharedFiles.m, id)
+		}
+	}, id)
+	return read
 }
 
 func (s *FileSymbols) find(pc uint64) *Mapping {
@@ -243,7 +299,9 @@ type elfSymbols struct {
 	syms  []elfSym
 	eh    *ehFrame
 	ehErr error
-	rows  map[uint64]cfiRowResult // cache by address
+
+	mu   sync.Mutex              // shared by the FileSymbols of every process that maps the file
+	rows map[uint64]cfiRowResult // cache by address
 }
 
 type cfiRowResult struct {
@@ -322,6 +380,8 @@ func (es *elfSymbols) row(addr uint64) (cfiRow, error) {
 	if es.eh == nil {
 		return cfiRow{}, es.ehErr
 	}
+	es.mu.Lock()
+	defer es.mu.Unlock()
 	if r, ok := es.rows[addr]; ok {
 		return r.row, r.err
 	}
@@ -347,6 +407,8 @@ func (es *elfSymbols) lookup(off uint64) (string, bool) {
 	if s.size > 0 && addr >= s.addr+s.size {
 		return "", false
 	}
+	es.mu.Lock()
+	defer es.mu.Unlock()
 	if strings.HasPrefix(s.name, "_Z") {
 		s.name = demangle.Filter(s.name, demangle.NoParams, demangle.NoClones)
 	}

@@ -3,8 +3,12 @@
 package unwind
 
 import (
+	"os/exec"
+	"path"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/testutil"
@@ -59,4 +63,70 @@ func TestCodeMappings(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSharedFileSymbols: two processes that map the same libraries share what was read of them (the
+// fleet agent profiles many JVMs of one JDK), and the shared copy goes when neither uses it any more.
+func TestSharedFileSymbols(t *testing.T) {
+	var pids []int
+	for range 2 {
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		pids = append(pids, cmd.Process.Pid)
+	}
+	libc := func(pid int) *elfSymbols {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			s := NewProcessSymbols(pid)
+			for i := range s.maps {
+				m := &s.maps[i]
+				if strings.Contains(path.Base(m.Path), "libc.so") && m.code() {
+					name, module, ok := s.Symbolize(m.Start + 0x1000)
+					t.Logf("pid %d: %#x is %s in %s (%v)", pid, m.Start+0x1000, name, module, ok)
+					_, es := s.module(m.Start)
+					return es
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %d maps no libc", pid)
+			}
+			time.Sleep(10 * time.Millisecond) // the dynamic linker has not mapped it yet
+		}
+	}
+	a, b := libc(pids[0]), libc(pids[1])
+	if a != b {
+		t.Error("two processes mapping the same libc read it twice")
+	}
+	if len(a.syms) == 0 {
+		t.Error("libc: no symbols read")
+	}
+	var id fileID
+	sharedFiles.Lock()
+	for k, wp := range sharedFiles.m {
+		if wp.Value() == a {
+			id = k
+		}
+	}
+	sharedFiles.Unlock()
+	if id == (fileID{}) {
+		t.Fatal("libc is not among the shared files")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		sharedFiles.Lock()
+		_, left := sharedFiles.m[id]
+		sharedFiles.Unlock()
+		if !left {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("libc's shared symbols are still held when nothing uses them")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
