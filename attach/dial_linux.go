@@ -47,8 +47,12 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 	}
 	vm.Target = t
 	ok, err := t.checkSocket()
+	if errors.Is(err, errForeignSocket) && t.removeStaleForeignSocket() {
+		vm.logf("removed a stale socket of another user at %s", t.SocketPath())
+		ok, err = false, nil
+	}
 	if err == nil && !ok {
-		err = vm.startListener(ctx)
+		err = vm.startListener(ctx, 0)
 	}
 	if err != nil {
 		vm.Close()
@@ -92,6 +96,7 @@ func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
 	asOwner := vm.asOwner
 	vm.mu.Unlock()
 	backoff := 500 * time.Microsecond
+	restarted := false
 	for {
 		var (
 			c   *net.UnixConn
@@ -119,6 +124,16 @@ func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
 			if gerr := vm.goneErr("before it could be asked"); gerr != nil {
 				return nil, gerr
 			}
+			if !restarted {
+				// A socket of the JVM's user that nobody listens on: left by a JVM that had this pid
+				// before and was killed. This JVM has not started its listener; it replaces the socket
+				// with its own when it does.
+				restarted = true
+				if err := vm.restartListener(ctx); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			return nil, fmt.Errorf("%w: nobody listens on %s (stale socket of a killed JVM?)", ErrNoListener, t.SocketPath())
 		case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
 			return nil, fmt.Errorf("%w: connect %s as uid %d: %w", ErrPermission, t.SocketPath(), os.Geteuid(), err)
@@ -126,6 +141,27 @@ func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
 			return nil, fmt.Errorf("attach: connect %s: %w", t.SocketPath(), err)
 		}
 	}
+}
+
+// restartListener starts the listener of a JVM whose socket nobody listens on. Operations that find the
+// socket stale at once start it once: the others wait and then see the new socket.
+func (vm *VM) restartListener(ctx context.Context) error {
+	t := vm.Target
+	vm.listenerMu.Lock()
+	defer vm.listenerMu.Unlock()
+	stale := t.socketIno()
+	if stale == 0 {
+		return fmt.Errorf("%w: socket %s disappeared", ErrNoListener, t.SocketPath())
+	}
+	if c, err := dialUnix(t.SocketPath()); err == nil {
+		c.Close() // started by another operation meanwhile; connect checks the peer
+		return nil
+	}
+	vm.logf("nobody listens on %s (inode %d): stale; starting the listener", t.SocketPath(), stale)
+	if err := vm.startListener(ctx, stale); err != nil {
+		return fmt.Errorf("%s is a stale socket (nobody listens on it) and the JVM did not replace it: %w", t.SocketPath(), err)
+	}
+	return nil
 }
 
 // dialUnix connects without blocking; a full backlog returns EAGAIN at once (AF_UNIX semantics) so

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -32,12 +33,54 @@ func (t *Target) checkSocket() (bool, error) {
 		return false, fmt.Errorf("%w: %s is %s owned by uid %d, not the JVM's socket; refusing to use it (remove it if it is stale)", ErrPermission, path, rootfs.Kind(st.Mode), st.Uid)
 	}
 	if int(st.Uid) != t.UID {
-		return false, fmt.Errorf("%w: socket %s is owned by uid %d but the JVM runs as uid %d; refusing a socket the JVM did not create", ErrPermission, path, st.Uid, t.UID)
+		return false, fmt.Errorf("%w: socket %s is owned by uid %d but the JVM runs as uid %d; refusing a socket the JVM did not create: %w", ErrPermission, path, st.Uid, t.UID, errForeignSocket)
 	}
 	if st.Mode&0o077 != 0 {
 		return false, fmt.Errorf("%w: socket %s has mode %#o; the JVM creates it 0600; refusing it", ErrPermission, path, st.Mode&0o777)
 	}
 	return true, nil
+}
+
+// errForeignSocket: the file at the listener's name is a socket of another user than the JVM's.
+var errForeignSocket = errors.New("foreign socket")
+
+// socketIno returns the inode of the file at the listener's name, 0 when there is none.
+func (t *Target) socketIno() uint64 {
+	var st unix.Stat_t
+	if unix.Lstat(t.SocketPath(), &st) != nil {
+		return 0
+	}
+	return st.Ino
+}
+
+// removeStaleForeignSocket removes a socket of another user at the listener's name when nobody listens
+// on it: left by a process of that user that had the JVM's pid before it and was killed (pids are
+// reused, and a JVM killed by SIGKILL leaves its socket behind). While it is there the JVM cannot put
+// its own socket there (the sticky /tmp lets it replace only its own files), so nobody could ever attach.
+// A socket somebody listens on is left alone: Dial refuses it. It reports whether one was removed.
+func (t *Target) removeStaleForeignSocket() bool {
+	dir, name := t.TmpDir(), ".java_pid"+strconv.Itoa(t.NSPID)
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(dfd)
+	var before, now unix.Stat_t
+	if unix.Fstatat(dfd, name, &before, unix.AT_SYMLINK_NOFOLLOW) != nil || before.Mode&unix.S_IFMT != unix.S_IFSOCK || int(before.Uid) == t.UID {
+		return false
+	}
+	c, err := dialUnix(dir + "/" + name)
+	if err == nil {
+		c.Close()
+		return false
+	}
+	if !errors.Is(err, unix.ECONNREFUSED) {
+		return false // busy, or not ours to reach: cannot tell
+	}
+	if unix.Fstatat(dfd, name, &now, unix.AT_SYMLINK_NOFOLLOW) != nil || now.Dev != before.Dev || now.Ino != before.Ino {
+		return false
+	}
+	return unix.Unlinkat(dfd, name, 0) == nil
 }
 
 // trigger is an .attach_pid<nspid> file. HotSpot looks for it in its cwd, then in /tmp, when it gets
@@ -174,7 +217,10 @@ func (t *Target) attachDisabled(ctx context.Context) bool {
 // startListener makes the JVM start its attach listener: trigger file, SIGQUIT, wait for the socket.
 // The JVM needs about a millisecond; inotify on the target's /tmp tells us the moment the socket is
 // renamed into place, with polling as the fallback.
-func (vm *VM) startListener(ctx context.Context) error {
+//
+// stale is the inode of a socket of the JVM's user at the listener's name that nobody listens on (0:
+// none): the JVM replaces it with its own, and only a socket with another inode is the listener.
+func (vm *VM) startListener(ctx context.Context, stale uint64) error {
 	t := vm.Target
 	if err := t.checkJVM(); err != nil {
 		return err
@@ -200,6 +246,9 @@ func (vm *VM) startListener(ctx context.Context) error {
 	if fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK); err == nil {
 		if _, err := unix.InotifyAddWatch(fd, t.TmpDir(), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_ONLYDIR|unix.IN_ONESHOT); err == nil {
 			ifd = fd
+			if vm.inotify >= 0 {
+				unix.Close(vm.inotify) // an earlier start's (see restartListener)
+			}
 			vm.inotify = fd
 		} else {
 			unix.Close(fd)
@@ -224,7 +273,11 @@ func (vm *VM) startListener(ctx context.Context) error {
 	poll := 100 * time.Microsecond
 	lastState := start
 	for {
-		if ok, err := t.checkSocket(); ok || err != nil {
+		ok, err := t.checkSocket()
+		if ok && stale != 0 && t.socketIno() == stale {
+			ok = false
+		}
+		if ok || err != nil {
 			if ok {
 				vm.logf("listener up after %v", time.Since(start))
 			}

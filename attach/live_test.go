@@ -496,6 +496,55 @@ func TestPlanted(t *testing.T) {
 			t.Errorf("the impostor received %q", b)
 		}
 	})
+	// A socket nobody listens on, as a JVM killed by SIGKILL leaves it, under the pid of a JVM started later
+	// (pids are reused: CI once gave a JDK 11 JVM of uid 65534 the pid of a root JVM killed an hour before).
+	staleSocket := func(t *testing.T, path string, uid int) uint64 {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = unix.Bind(fd, &unix.SockaddrUnix{Name: path})
+		unix.Close(fd) // bound, never listening: connect is refused
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(path) })
+		if err := os.Chmod(path, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(path, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ino
+	}
+	for _, tc := range []struct {
+		name          string
+		jvmUID, owner int
+	}{
+		{"stale-socket-other-uid", 65534, 0}, // removed by us (the JVM may not replace it in the sticky /tmp)
+		{"stale-socket-same-uid", 0, 0},      // replaced by the JVM
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+				j := testutil.StartJVM(t, jdk, testutil.JVMOptions{UID: tc.jvmUID, GID: tc.jvmUID})
+				path := fmt.Sprintf("/proc/%d/root/tmp/.java_pid%d", j.PID, j.NSPID)
+				stale := staleSocket(t, path, tc.owner)
+				vm := dial(t, j.PID, nil)
+				if out := jcmdOut(t, vm, "VM.version"); !strings.Contains(out, "JDK "+strconv.Itoa(jdk.Feature)) {
+					t.Errorf("VM.version: %q", out)
+				}
+				var st unix.Stat_t
+				if err := unix.Lstat(path, &st); err != nil || st.Ino == stale || int(st.Uid) != tc.jvmUID {
+					t.Errorf("after attaching, %s: %v, inode %d (stale %d), uid %d: want the JVM's own socket", path, err, st.Ino, stale, st.Uid)
+				}
+				assertClean(t, j)
+			})
+		})
+	}
 	t.Run("socket-symlink", func(t *testing.T) {
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
 		path := fmt.Sprintf("/tmp/.java_pid%d", j.NSPID)

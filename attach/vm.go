@@ -25,6 +25,8 @@ type VM struct {
 	pidfd   int
 	inotify int // kept open until Close, see startListener
 
+	listenerMu sync.Mutex // one restart of the listener at a time (connect, on a stale socket)
+
 	mu      sync.Mutex
 	proto   int  // negotiated protocol, ProtocolAuto until known
 	asOwner bool // connect with the target's effective ids (JDK 8 refuses root)
