@@ -28,6 +28,9 @@
 //     directory, owned by the target's euid, and removed on every path.
 //   - The socket must be a socket, mode 0600, owned by the target's euid; after connecting, SO_PEERCRED
 //     must name the target process itself. A socket or symlink planted by anyone else is refused.
+//   - A stale socket (nobody listens on it: left by a killed JVM that had the same pid) does not block
+//     attaching. One of the JVM's user is left for the JVM to replace when the listener is started;
+//     another user's, which the JVM may not replace in a sticky /tmp, is removed when the caller may.
 //   - Every step has a deadline. While waiting for a reply the target is checked every second: a dead
 //     or stopped JVM is an error, not a hang (the JDK's jcmd and jattach hang forever on a stopped JVM).
 //   - Replies are drained at full speed into memory whatever the consumer's pace: JDK 25 streams output

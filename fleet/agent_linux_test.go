@@ -315,6 +315,7 @@ func TestAgentBackends(t *testing.T) {
 		jdk     testutil.JDK
 		podID   string
 		pod     string
+		runtime string // container.runtime: "cri-containerd" for the fake pod's
 	}
 	var jvms []*jvm
 	start := func(jdk testutil.JDK, service string, opts testutil.JVMOptions) *jvm {
@@ -336,7 +337,16 @@ func TestAgentBackends(t *testing.T) {
 	place, podID, pod := fakePod(t)
 	c := start(jdks[0], "cart", testutil.JVMOptions{Namespace: true, Dir: testutil.RunDir(t, "ns-*"), JVMArgs: []string{"-Dotel.service.name=cart"}})
 	place(c.j.PID)
-	c.podID, c.pod = podID, pod
+	c.podID, c.pod, c.runtime = podID, pod, "cri-containerd"
+	// A real container: podman with runc, a JDK of the trixie root filesystem, the service name in its
+	// environment; its id as podman gives it.
+	for _, jdk := range jdks {
+		if jdk.Root != "" {
+			p := start(jdk, "podcart", testutil.JVMOptions{Container: testutil.Podman, Env: []string{"OTEL_SERVICE_NAME=podcart"}})
+			p.podID, p.runtime = p.j.ContainerID(t), "libpod"
+			break
+		}
+	}
 
 	tp := newTap()
 	dir := t.TempDir()
@@ -461,7 +471,10 @@ func TestAgentBackends(t *testing.T) {
 			}
 			wantAttrs := map[string]string{"service.name": v.service, "host.name": "test-node", "process.pid": strconv.Itoa(v.j.PID), "process.runtime.version": v.jdk.Version}
 			if v.podID != "" {
-				wantAttrs["container.id"], wantAttrs["k8s.pod.uid"], wantAttrs["container.runtime"] = v.podID, v.pod, "cri-containerd"
+				wantAttrs["container.id"], wantAttrs["container.runtime"] = v.podID, v.runtime
+			}
+			if v.pod != "" {
+				wantAttrs["k8s.pod.uid"] = v.pod
 			}
 			for k, val := range wantAttrs {
 				if r.attrs[k] != val {

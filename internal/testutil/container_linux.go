@@ -202,6 +202,23 @@ func (j *JVM) identifyPodman(java string) (int, error) {
 	}
 }
 
+// ContainerID returns the id podman gives the JVM's container (64 hex digits), "" for a JVM that is not in a
+// podman container: the oracle for what jvmkit reads from the JVM's cgroup.
+func (j *JVM) ContainerID(t testing.TB) string {
+	t.Helper()
+	if j.opts.Container != Podman {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, j.tools["podman"], "inspect", "--format", "{{.Id}}", j.container).CombinedOutput()
+	id := strings.TrimSpace(string(out))
+	if err != nil || len(id) != 64 {
+		t.Fatalf("podman inspect %s: %v: %s", j.container, err, out)
+	}
+	return id
+}
+
 // removeContainer removes the podman container after the JVM is gone (podman run --rm usually has).
 func (j *JVM) removeContainer() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
