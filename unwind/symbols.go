@@ -9,16 +9,15 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/ianlancetaylor/demangle"
 
+	"github.com/jvmkit/jvmkit/internal/filecache"
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/vmstructs"
@@ -180,58 +179,18 @@ func (s *FileSymbols) load(m *Mapping) *elfSymbols {
 	return sharedELFSymbols(f)
 }
 
-// fileID is a file's identity. Processes that map the same file (many JVMs of one JDK: libjvm.so's
-// symbols and call frame information are some 7 MB in memory) share what was read of it.
-type fileID struct {
-	dev, ino uint64
-	size     int64
-	mtime    int64 // ns
-}
-
-// sharedFiles holds every elfSymbols that a FileSymbols still uses, by its file's identity; an entry
-// goes when the last FileSymbols using it is collected.
-var sharedFiles = struct {
-	sync.Mutex
-	m map[fileID]weak.Pointer[elfSymbols]
-}{m: map[fileID]weak.Pointer[elfSymbols]{}}
+// sharedFiles holds what was read of every file a FileSymbols still uses: processes that map the same
+// file (many JVMs of one JDK) share it.
+var sharedFiles filecache.Cache[elfSymbols]
 
 // sharedELFSymbols reads f's symbols unless another FileSymbols has read the same file already.
 func sharedELFSymbols(f *os.File) *elfSymbols {
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return readELFSymbols(f)
-	}
-	id, ok := identify(fi)
+	id, ok := filecache.Identify(f)
 	if !ok {
 		return readELFSymbols(f)
 	}
-	lookup := func() *elfSymbols {
-		if wp, ok := sharedFiles.m[id]; ok {
-			return wp.Value()
-		}
-		return nil
-	}
-	sharedFiles.Lock()
-	es := lookup()
-	sharedFiles.Unlock()
-	if es != nil {
-		return es
-	}
-	read := readELFSymbols(f) // not under the lock: seconds for libjvm.so on a busy machine
-	sharedFiles.Lock()
-	defer sharedFiles.Unlock()
-	if es := lookup(); es != nil {
-		return es // read meanwhile by another
-	}
-	sharedFiles.m[id] = weak.Make(read)
-	runtime.AddCleanup(read, func(id fileID) {
-		sharedFiles.Lock()
-		defer sharedFiles.Unlock()
-		if wp, ok := sharedFiles.m[id]; ok && wp.Value() == nil {
-			delete(sharedFiles.m, id)
-		}
-	}, id)
-	return read
+	es, _ := sharedFiles.Get(id, func() (*elfSymbols, error) { return readELFSymbols(f), nil })
+	return es
 }
 
 func (s *FileSymbols) find(pc uint64) *Mapping {

@@ -3,6 +3,8 @@
 package unwind
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path"
 	"runtime"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jvmkit/jvmkit/internal/filecache"
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
@@ -77,6 +80,7 @@ func TestSharedFileSymbols(t *testing.T) {
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		pids = append(pids, cmd.Process.Pid)
 	}
+	var libcPath string
 	libc := func(pid int) *elfSymbols {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
@@ -85,6 +89,7 @@ func TestSharedFileSymbols(t *testing.T) {
 			for i := range s.maps {
 				m := &s.maps[i]
 				if strings.Contains(path.Base(m.Path), "libc.so") && m.code() {
+					libcPath = m.Path
 					name, module, ok := s.Symbolize(m.Start + 0x1000)
 					t.Logf("pid %d: %#x is %s in %s (%v)", pid, m.Start+0x1000, name, module, ok)
 					_, es := s.module(m.Start)
@@ -104,29 +109,21 @@ func TestSharedFileSymbols(t *testing.T) {
 	if len(a.syms) == 0 {
 		t.Error("libc: no symbols read")
 	}
-	var id fileID
-	sharedFiles.Lock()
-	for k, wp := range sharedFiles.m {
-		if wp.Value() == a {
-			id = k
-		}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/root%s", pids[0], libcPath))
+	if err != nil {
+		t.Fatal(err)
 	}
-	sharedFiles.Unlock()
-	if id == (fileID{}) {
+	id, _ := filecache.Identify(f)
+	f.Close()
+	if !sharedFiles.Has(id) {
 		t.Fatal("libc is not among the shared files")
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		runtime.GC()
-		sharedFiles.Lock()
-		_, left := sharedFiles.m[id]
-		sharedFiles.Unlock()
-		if !left {
-			break
-		}
+	for sharedFiles.Has(id) {
 		if time.Now().After(deadline) {
 			t.Fatal("libc's shared symbols are still held when nothing uses them")
 		}
+		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
 	}
 }

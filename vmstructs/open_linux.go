@@ -9,8 +9,7 @@ import (
 	"path"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/jvmkit/jvmkit/internal/filecache"
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
@@ -60,9 +59,8 @@ func Open(ctx context.Context, pid int) (*JVM, error) {
 	return j, nil
 }
 
-// libFile is what Open reads of a libjvm.so file: kept for the life of the process by the file's
-// identity, so that opening many JVMs of the same JDK reads its symbol tables once. The maps are only
-// read after they are built.
+// libFile is what Open reads of a libjvm.so file, shared by the JVMs of one JDK (libFiles). The maps
+// are only read after they are built.
 type libFile struct {
 	syms  map[string]uint64
 	loads []elf.ProgHeader
@@ -92,28 +90,24 @@ func (lf *libFile) moreSymbols(file string) (map[string]uint64, error) {
 	return more, nil
 }
 
-var libFiles sync.Map // libKey -> *libFile
-
-type libKey struct {
-	dev, ino, size uint64
-	mtime          unix.Timespec
-}
+// libFiles holds what was read of each libjvm.so a JVM still uses, by the file's identity: opening many
+// JVMs of one JDK reads its symbols once, and a long-running reader does not keep those of JDKs whose
+// JVMs are all closed.
+var libFiles filecache.Cache[libFile]
 
 func libFileFor(f *os.File) (*libFile, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, fmt.Errorf("vmstructs: stat %s: %w", f.Name(), err)
+	read := func() (*libFile, error) {
+		syms, loads, err := elfDynamicSymbols(f)
+		if err != nil {
+			return nil, err
+		}
+		return &libFile{syms: syms, loads: loads}, nil
 	}
-	key := libKey{dev: st.Dev, ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim}
-	if lf, ok := libFiles.Load(key); ok {
-		return lf.(*libFile), nil
+	id, ok := filecache.Identify(f)
+	if !ok {
+		return read()
 	}
-	syms, loads, err := elfDynamicSymbols(f)
-	if err != nil {
-		return nil, err
-	}
-	lf, _ := libFiles.LoadOrStore(key, &libFile{syms: syms, loads: loads})
-	return lf.(*libFile), nil
+	return libFiles.Get(id, read)
 }
 
 // findLibJVM returns the lowest mapping of libjvm.so.
