@@ -47,12 +47,14 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 	}
 	vm.Target = t
 	ok, err := t.checkSocket()
-	if errors.Is(err, errForeignSocket) && t.removeStaleForeignSocket() {
-		vm.logf("removed a stale socket of another user at %s", t.SocketPath())
-		ok, err = false, nil
+	if errors.Is(err, errForeignSocket) {
+		if t.removeStaleSocket(0) {
+			vm.logf("removed a stale socket of another user at %s", t.SocketPath())
+		}
+		ok, err = t.checkSocket() // removed by us or by another attacher, or still refused
 	}
 	if err == nil && !ok {
-		err = vm.startListener(ctx, 0)
+		err = vm.startListener(ctx)
 	}
 	if err != nil {
 		vm.Close()
@@ -70,6 +72,8 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 
 // Close releases the process handle. It does not affect the JVM.
 func (vm *VM) Close() error {
+	vm.listenerMu.Lock() // not while a restart uses the descriptors
+	defer vm.listenerMu.Unlock()
 	for _, fd := range []*int{&vm.pidfd, &vm.inotify} {
 		if *fd >= 0 {
 			unix.Close(*fd)
@@ -97,6 +101,7 @@ func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
 	vm.mu.Unlock()
 	backoff := 500 * time.Microsecond
 	restarted := false
+	refused := t.socketIno() // the socket connect will try, for restartListener
 	for {
 		var (
 			c   *net.UnixConn
@@ -125,11 +130,11 @@ func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
 				return nil, gerr
 			}
 			if !restarted {
-				// A socket of the JVM's user that nobody listens on: left by a JVM that had this pid
-				// before and was killed. This JVM has not started its listener; it replaces the socket
-				// with its own when it does.
+				// A socket of the JVM's user that nobody listens on: left by a process that had this
+				// pid and was killed after the JVM started (another container's JVM with the same pid
+				// in a shared /tmp).
 				restarted = true
-				if err := vm.restartListener(ctx); err != nil {
+				if err := vm.restartListener(ctx, refused); err != nil {
 					return nil, err
 				}
 				continue
@@ -143,23 +148,23 @@ func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
 	}
 }
 
-// restartListener starts the listener of a JVM whose socket nobody listens on. Operations that find the
-// socket stale at once start it once: the others wait and then see the new socket.
-func (vm *VM) restartListener(ctx context.Context) error {
+// restartListener replaces a stale socket, inode ino, that connecting was refused on: it is removed if
+// it still refuses connections and the listener is started (HotSpot starts it again when it finds its
+// socket gone). Operations that find the socket stale at once restart it once: the others find another
+// inode there and try it.
+func (vm *VM) restartListener(ctx context.Context, ino uint64) error {
 	t := vm.Target
 	vm.listenerMu.Lock()
 	defer vm.listenerMu.Unlock()
-	stale := t.socketIno()
-	if stale == 0 {
-		return fmt.Errorf("%w: socket %s disappeared", ErrNoListener, t.SocketPath())
+	if now := t.socketIno(); now != ino && now != 0 {
+		return nil // replaced meanwhile
 	}
-	if c, err := dialUnix(t.SocketPath()); err == nil {
-		c.Close() // started by another operation meanwhile; connect checks the peer
-		return nil
+	if !t.removeStaleSocket(ino) && t.socketIno() != 0 {
+		return fmt.Errorf("%w: nobody listens on %s (stale socket of a killed JVM?) and it cannot be removed", ErrNoListener, t.SocketPath())
 	}
-	vm.logf("nobody listens on %s (inode %d): stale; starting the listener", t.SocketPath(), stale)
-	if err := vm.startListener(ctx, stale); err != nil {
-		return fmt.Errorf("%s is a stale socket (nobody listens on it) and the JVM did not replace it: %w", t.SocketPath(), err)
+	vm.logf("nobody listened on %s (inode %d): removed; starting the listener", t.SocketPath(), ino)
+	if err := vm.startListener(ctx); err != nil {
+		return fmt.Errorf("%s was a stale socket (nobody listened on it): %w", t.SocketPath(), err)
 	}
 	return nil
 }

@@ -44,21 +44,23 @@ func (t *Target) checkSocket() (bool, error) {
 // errForeignSocket: the file at the listener's name is a socket of another user than the JVM's.
 var errForeignSocket = errors.New("foreign socket")
 
-// socketIno returns the inode of the file at the listener's name, 0 when there is none.
+// socketIno returns the inode of the socket at the listener's name, 0 when there is none.
 func (t *Target) socketIno() uint64 {
 	var st unix.Stat_t
-	if unix.Lstat(t.SocketPath(), &st) != nil {
+	if unix.Lstat(t.SocketPath(), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
 		return 0
 	}
 	return st.Ino
 }
 
-// removeStaleForeignSocket removes a socket of another user at the listener's name when nobody listens
-// on it: left by a process of that user that had the JVM's pid before it and was killed (pids are
-// reused, and a JVM killed by SIGKILL leaves its socket behind). While it is there the JVM cannot put
-// its own socket there (the sticky /tmp lets it replace only its own files), so nobody could ever attach.
-// A socket somebody listens on is left alone: Dial refuses it. It reports whether one was removed.
-func (t *Target) removeStaleForeignSocket() bool {
+// removeStaleSocket removes the socket at the listener's name if nobody listens on it (connecting is
+// refused) and it is still the file of inode ino (0: any). Such a socket was left by a process that had
+// the JVM's pid before it and was killed (pids are reused; a JVM killed by SIGKILL leaves its socket):
+// the JVM removes a stale one of its own user when it starts, but not one that appears later, and may
+// not remove another user's in a sticky /tmp; either way nobody could attach. A socket somebody listens
+// on, or that is busy, is left alone. It is removed by name relative to its directory, after checking
+// that the name still holds the socket found refusing. It reports whether one was removed.
+func (t *Target) removeStaleSocket(ino uint64) bool {
 	dir, name := t.TmpDir(), ".java_pid"+strconv.Itoa(t.NSPID)
 	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -66,7 +68,7 @@ func (t *Target) removeStaleForeignSocket() bool {
 	}
 	defer unix.Close(dfd)
 	var before, now unix.Stat_t
-	if unix.Fstatat(dfd, name, &before, unix.AT_SYMLINK_NOFOLLOW) != nil || before.Mode&unix.S_IFMT != unix.S_IFSOCK || int(before.Uid) == t.UID {
+	if unix.Fstatat(dfd, name, &before, unix.AT_SYMLINK_NOFOLLOW) != nil || before.Mode&unix.S_IFMT != unix.S_IFSOCK || ino != 0 && before.Ino != ino {
 		return false
 	}
 	c, err := dialUnix(dir + "/" + name)
@@ -217,21 +219,24 @@ func (t *Target) attachDisabled(ctx context.Context) bool {
 // startListener makes the JVM start its attach listener: trigger file, SIGQUIT, wait for the socket.
 // The JVM needs about a millisecond; inotify on the target's /tmp tells us the moment the socket is
 // renamed into place, with polling as the fallback.
-//
-// stale is the inode of a socket of the JVM's user at the listener's name that nobody listens on (0:
-// none): the JVM replaces it with its own, and only a socket with another inode is the listener.
-func (vm *VM) startListener(ctx context.Context, stale uint64) error {
+func (vm *VM) startListener(ctx context.Context) error {
 	t := vm.Target
 	if err := t.checkJVM(); err != nil {
 		return err
 	}
-	if t.Status.Stopped() {
-		return vm.stoppedErr(t.Status)
+	// The status as read now, not t.Status: after Dial the VM is shared (restartListener) and the Target
+	// is read by others.
+	st, err := t.current()
+	if err != nil {
+		return err
+	}
+	if st.Stopped() {
+		return vm.stoppedErr(st)
 	}
 	if t.attachDisabled(ctx) {
 		return fmt.Errorf("process %d: %w", t.PID, ErrAttachDisabled)
 	}
-	if !t.Status.Catches(int(unix.SIGQUIT)) || t.Status.Ignores(int(unix.SIGQUIT)) {
+	if !st.Catches(int(unix.SIGQUIT)) || st.Ignores(int(unix.SIGQUIT)) {
 		// With -Xrs the JVM installs no SIGQUIT handler (the signal would kill it) but starts the
 		// listener at startup; if the socket is gone there is no safe way to restart it.
 		return fmt.Errorf("%w: JVM %d has no attach socket and does not handle SIGQUIT (started with -Xrs?); not signalling it", ErrNoListener, t.PID)
@@ -273,11 +278,7 @@ func (vm *VM) startListener(ctx context.Context, stale uint64) error {
 	poll := 100 * time.Microsecond
 	lastState := start
 	for {
-		ok, err := t.checkSocket()
-		if ok && stale != 0 && t.socketIno() == stale {
-			ok = false
-		}
-		if ok || err != nil {
+		if ok, err := t.checkSocket(); ok || err != nil {
 			if ok {
 				vm.logf("listener up after %v", time.Since(start))
 			}
@@ -285,21 +286,21 @@ func (vm *VM) startListener(ctx context.Context, stale uint64) error {
 		}
 		now := time.Now()
 		if ctx.Err() != nil || !now.Before(deadline) {
-			if err := t.refresh(); err != nil {
+			if st, err = t.current(); err != nil {
 				return err
 			}
 			if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return ctx.Err()
 			}
-			return fmt.Errorf("%w: JVM %d did not start its attach listener within %v (%s)", ErrNoListener, t.PID, time.Since(start).Round(time.Millisecond), t.Status.StateName())
+			return fmt.Errorf("%w: JVM %d did not start its attach listener within %v (%s)", ErrNoListener, t.PID, time.Since(start).Round(time.Millisecond), st.StateName())
 		}
 		if now.Sub(lastState) > 50*time.Millisecond {
 			lastState = now
-			if err := t.refresh(); err != nil {
+			if st, err = t.current(); err != nil {
 				return err
 			}
-			if t.Status.Stopped() {
-				return vm.stoppedErr(t.Status)
+			if st.Stopped() {
+				return vm.stoppedErr(st)
 			}
 		}
 		if !resent && now.After(resendAt) {

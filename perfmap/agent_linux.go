@@ -642,8 +642,8 @@ func (s *agentSession) placeLibrary(dfd int, dir, name string, lib []byte) error
 			if same {
 				return nil
 			}
-		} else if errors.Is(err, unix.ELOOP) {
-			exists = true // a symbolic link: replaced, never followed
+		} else if !errors.Is(err, unix.ENOENT) {
+			exists = true // a symbolic link (ELOOP), a socket (ENXIO), ...: replaced, never followed
 		}
 		write := rootfs.WriteNewFile
 		if exists {
