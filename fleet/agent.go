@@ -325,6 +325,11 @@ func (a *Agent) discover(ctx context.Context, js *jvmSet) {
 	}
 }
 
+// drainEvery is how long a JVM's samples may wait to be walked: at the default 99 Hz a busy thread's
+// ring holds 30 ms of them, and reading the rings of every JVM every 10 ms (the sampler's default) was
+// a third of the agent's CPU on one JVM (wake-ups of the Go scheduler).
+const drainEvery = 50 * time.Millisecond
+
 // start opens a JVM's VMStructs and starts sampling it in the background.
 func (a *Agent) start(ctx context.Context, j jcmd.JVM, startTime uint64) (*profiler, error) {
 	vm, err := vmstructs.Open(ctx, j.PID)
@@ -350,7 +355,7 @@ func (a *Agent) start(ctx context.Context, j jcmd.JVM, startTime uint64) (*profi
 		defer close(p.done)
 		defer vm.Close()
 		defer cancel()
-		p.err = w.Profile(pctx, unwind.SamplerOptions{Frequency: a.opts.Frequency}, func(_ *unwind.Sample, st *unwind.Stack) {
+		p.err = w.Profile(pctx, unwind.SamplerOptions{Frequency: a.opts.Frequency, DrainEvery: drainEvery}, func(_ *unwind.Sample, st *unwind.Stack) {
 			p.add(st)
 		})
 	}()

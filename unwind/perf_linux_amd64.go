@@ -29,6 +29,10 @@ type SamplerOptions struct {
 	NoKernel bool
 	// ThreadPoll is how often /proc/<pid>/task is read for new threads; default 100 ms.
 	ThreadPoll time.Duration
+	// DrainEvery is the longest wait between reads of the rings; default 10 ms. The rings are read
+	// sooner when a thread running all the time would fill half of its ring first. A longer wait costs
+	// fewer wake-ups (the fleet agent's fixed cost per JVM); the samples are walked that much later.
+	DrainEvery time.Duration
 }
 
 // Sampler samples the threads of one process with perf_event_open: a software cpu-clock event per
@@ -74,6 +78,9 @@ func NewSampler(pid int, opts SamplerOptions) (*Sampler, error) {
 	opts.StackBytes = min(opts.StackBytes, maxStack) &^ 7
 	if opts.ThreadPoll <= 0 {
 		opts.ThreadPoll = 100 * time.Millisecond
+	}
+	if opts.DrainEvery <= 0 {
+		opts.DrainEvery = 10 * time.Millisecond
 	}
 	s := &Sampler{pid: pid, opts: opts, rings: map[int]*ring{}}
 	if _, err := s.sync(); err != nil {
@@ -135,12 +142,12 @@ func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
 	}
 }
 
-// drainEvery is how often the rings are read: every 10 ms, or more often where a thread that runs
-// all the time would fill half its ring sooner.
+// drainEvery is how often the rings are read: every DrainEvery, or more often where a thread that
+// runs all the time would fill half its ring sooner.
 func (s *Sampler) drainEvery() time.Duration {
 	records := ringPages * os.Getpagesize() / (s.opts.StackBytes + 1024)
 	d := time.Duration(float64(time.Second) * float64(max(records/2, 1)) / float64(s.opts.Frequency))
-	return min(max(d, time.Millisecond), 10*time.Millisecond)
+	return min(max(d, time.Millisecond), s.opts.DrainEvery)
 }
 
 // sync opens events for new threads and closes those of threads that exited. alive is false once

@@ -14,6 +14,7 @@ type SamplerOptions struct {
 	StackBytes int
 	NoKernel   bool
 	ThreadPoll time.Duration
+	DrainEvery time.Duration
 }
 
 // Profile is supported on linux/amd64 only.

@@ -65,11 +65,17 @@ type blobInfo struct {
 	deoptValid bool
 }
 
+// scopeKey names the frames of one pc of one nmethod. An nmethod's debug information never changes, and
+// a compile id is never given twice, so the frames it names stay right across code cache views: a new
+// nmethod at the same address has another id (and Method*).
 type scopeKey struct {
-	blob, pc uint64
-	id       int
-	top      bool
+	blob, pc, method uint64
+	id               int
+	top              bool
 }
+
+// maxCachedScopes bounds the walker's frames by pc; past it they are read again.
+const maxCachedScopes = 1 << 16
 
 type methodInfo struct {
 	cm, code  uint64 // ConstMethod*, first bytecode
@@ -103,7 +109,11 @@ func New(j *vmstructs.JVM, opts Options) (*Walker, error) {
 func (w *Walker) reset() {
 	w.blobs = w.blobs[:0]
 	w.methods = map[uint64]*methodInfo{}
-	w.scopes = map[scopeKey][]Frame{}
+	// Frames by pc outlive the view (see scopeKey): a profiler refreshes every second, and decoding the
+	// scopes of every hot pc again each time was a tenth of the fleet agent's CPU.
+	if w.scopes == nil || len(w.scopes) >= maxCachedScopes {
+		w.scopes = map[scopeKey][]Frame{}
+	}
 }
 
 // Refresh drops what the walker cached about code and methods, and takes a new view of the code
@@ -1005,7 +1015,7 @@ func (st *walkState) emitCompiled(bi *blobInfo, symPC, pc, sp uint64, top bool) 
 
 func (w *Walker) compiledFrames(bi *blobInfo, pc uint64, top bool) []Frame {
 	b := bi.b
-	k := scopeKey{blob: b.BlobAddr, pc: pc, id: b.CompileID, top: top}
+	k := scopeKey{blob: b.BlobAddr, pc: pc, method: b.Method, id: b.CompileID, top: top}
 	if fs, ok := w.scopes[k]; ok {
 		return fs
 	}
