@@ -178,6 +178,21 @@ func Parse(data []byte) (*Recording, error) {
 	return r, r.Err
 }
 
+// countEvents counts the events from pos to the end of data, or up to the first that is damaged.
+func countEvents(data []byte, pos, base int64, compressed bool) int {
+	n := 0
+	for pos < int64(len(data)) {
+		in := input{b: data, pos: int(pos), base: base, compressed: compressed}
+		size := in.size()
+		if in.err != nil || size <= 0 || size > int64(len(data))-pos {
+			break
+		}
+		n++
+		pos += size
+	}
+	return n
+}
+
 func (r *Recording) readChunk(off int64, index int, prev *Chunk) (*Chunk, error) {
 	damage := func(at int64, format string, args ...any) error {
 		return &FormatError{Offset: at, Chunk: index, Err: fmt.Errorf(format, args...)}
@@ -204,6 +219,9 @@ func (r *Recording) readChunk(off int64, index int, prev *Chunk) (*Chunk, error)
 	type span struct{ off, end int64 }
 	var metas, cps []span
 	pos := int64(HeaderSize)
+	// The index is made once at its size: a big recording has millions of events, and growing the
+	// slice as they come was half of `jvmkit jfr summary`'s time (copies, page faults, GC).
+	c.events = make([]eventRef, 0, countEvents(c.data[:limit], pos, off, h.Compressed()))
 	var scanErr error
 	for pos < limit {
 		in := input{b: c.data[:limit], pos: int(pos), base: off, compressed: h.Compressed()}
