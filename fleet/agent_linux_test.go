@@ -333,20 +333,25 @@ func TestAgentBackends(t *testing.T) {
 		}
 		start(jdk, fmt.Sprintf("shop-%d", jdk.Feature), opts)
 	}
-	// A container: own pid and mount namespaces, the service name in a system property, a pod's cgroup.
-	place, podID, pod := fakePod(t)
-	c := start(jdks[0], "cart", testutil.JVMOptions{Namespace: true, Dir: testutil.RunDir(t, "ns-*"), JVMArgs: []string{"-Dotel.service.name=cart"}})
-	place(c.j.PID)
-	c.podID, c.pod, c.runtime = podID, pod, "cri-containerd"
-	// A real container: podman with runc, a JDK of the trixie root filesystem, the service name in its
-	// environment; its id as podman gives it.
+	// Two real containers from the trixie root filesystem's JDKs. One entered by pivot_root (own pid and
+	// mount namespaces and root) and put in a Kubernetes pod's cgroup, its service name in a system
+	// property; one run by podman with runc, its service name in its environment and its id as podman
+	// gives it.
+	var rootJDKs []testutil.JDK
 	for _, jdk := range jdks {
 		if jdk.Root != "" {
-			p := start(jdk, "podcart", testutil.JVMOptions{Container: testutil.Podman, Env: []string{"OTEL_SERVICE_NAME=podcart"}})
-			p.podID, p.runtime = p.j.ContainerID(t), "libpod"
-			break
+			rootJDKs = append(rootJDKs, jdk)
 		}
 	}
+	if len(rootJDKs) == 0 {
+		testutil.Skipf(t, "the container JVMs need a JDK of the trixie root filesystem (scripts/setup builds it)")
+	}
+	place, podID, pod := fakePod(t)
+	c := start(rootJDKs[len(rootJDKs)-1], "cart", testutil.JVMOptions{Container: testutil.PivotRoot, JVMArgs: []string{"-Dotel.service.name=cart"}})
+	place(c.j.PID)
+	c.podID, c.pod, c.runtime = podID, pod, "cri-containerd"
+	pc := start(rootJDKs[0], "podcart", testutil.JVMOptions{Container: testutil.Podman, Env: []string{"OTEL_SERVICE_NAME=podcart"}})
+	pc.podID, pc.runtime = pc.j.ContainerID(t), "libpod"
 
 	tp := newTap()
 	dir := t.TempDir()
