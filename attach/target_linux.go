@@ -43,17 +43,8 @@ func resolve(pfs procfs.FS, pid int) (*Target, error) {
 
 func (t *Target) triggerName() string { return ".attach_pid" + strconv.Itoa(t.NSPID) }
 
-// refresh re-reads the status (state changes while we wait). Only Dial uses it, before the VM is
-// shared; later checks use current, which leaves the Target as it is.
-func (t *Target) refresh() error {
-	st, err := t.current()
-	if err == nil {
-		t.Status = st
-	}
-	return err
-}
-
-// current reads the process's status now; an exited process is ErrProcessGone.
+// current reads the process's status now, leaving the Target as it is (it may be shared); an exited
+// process is ErrProcessGone.
 func (t *Target) current() (procfs.Status, error) {
 	st, err := procfs.Default.Status(t.PID)
 	if err != nil {

@@ -26,7 +26,7 @@ func Identify(f *os.File) (ID, bool) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return ID{}, false
 	}
-	return identify(fi)
+	return identify(f, fi)
 }
 
 // Cache maps file identities to what was read of them, weakly: an entry goes when the last value

@@ -2,7 +2,10 @@
 
 package filecache
 
-import "io/fs"
+import (
+	"io/fs"
+	"os"
+)
 
 // identify has no identity to give without inode numbers: nothing is shared.
-func identify(fs.FileInfo) (ID, bool) { return ID{}, false }
+func identify(*os.File, fs.FileInfo) (ID, bool) { return ID{}, false }

@@ -4,12 +4,14 @@ package filecache
 
 import (
 	"io/fs"
-	"syscall"
+	"os"
+
+	"golang.org/x/sys/unix"
 )
 
-func identify(fi fs.FileInfo) (ID, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+func identify(f *os.File, fi fs.FileInfo) (ID, bool) {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
 		return ID{}, false
 	}
 	//nolint:unconvert // Dev and Ino differ in type between systems
