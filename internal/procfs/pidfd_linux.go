@@ -3,6 +3,7 @@ package procfs
 import (
 	"errors"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,14 +29,22 @@ func (fs FS) ExitStatusOf(pidfd, pid int) ExitStatus {
 	if !Exited(pidfd) {
 		return ExitStatus{}
 	}
-	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_EXIT}
-	if err := unix.IoctlPidfdInfo(pidfd, &info); err == nil && info.Mask&unix.PIDFD_INFO_EXIT != 0 {
-		return FromWaitStatus(uint32(info.Exit_code))
-	}
-	if b, err := os.ReadFile(fs.Path(pid, "stat")); err == nil {
-		if state, _, err := ParseStat(b); err == nil && state == 'Z' {
-			if code, err := ParseStatExitCode(b); err == nil {
-				return FromWaitStatus(code)
+	// The pidfd has the status once the parent reaped the process, /proc while it is a zombie: a
+	// reap between the two looks leaves both empty (seen once under load: a SIGKILLed child reaped at
+	// once by its parent). A few more looks, a millisecond apart, close that gap.
+	for attempt := range 5 {
+		if attempt > 0 {
+			time.Sleep(time.Millisecond)
+		}
+		info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_EXIT}
+		if err := unix.IoctlPidfdInfo(pidfd, &info); err == nil && info.Mask&unix.PIDFD_INFO_EXIT != 0 {
+			return FromWaitStatus(uint32(info.Exit_code))
+		}
+		if b, err := os.ReadFile(fs.Path(pid, "stat")); err == nil {
+			if state, _, err := ParseStat(b); err == nil && state == 'Z' {
+				if code, err := ParseStatExitCode(b); err == nil {
+					return FromWaitStatus(code)
+				}
 			}
 		}
 	}
