@@ -28,9 +28,11 @@
 //     directory, owned by the target's euid, and removed on every path.
 //   - The socket must be a socket, mode 0600, owned by the target's euid; after connecting, SO_PEERCRED
 //     must name the target process itself. A socket or symlink planted by anyone else is refused.
-//   - A stale socket (nobody listens on it: left by a killed JVM that had the same pid) does not block
-//     attaching. One of the JVM's user is left for the JVM to replace when the listener is started;
-//     another user's, which the JVM may not replace in a sticky /tmp, is removed when the caller may.
+//   - A stale socket (nobody listens on it: left by a killed process that had the same pid) does not
+//     block attaching: it is removed, when the caller may, by name under its directory after checking
+//     that it is still the socket that refused, and the listener is started (HotSpot starts it again
+//     when a SIGQUIT finds its socket gone). Another user's is removed at Dial, one of the JVM's user
+//     when an operation's connect is refused. A socket somebody listens on is never removed.
 //   - Every step has a deadline. While waiting for a reply the target is checked every second: a dead
 //     or stopped JVM is an error, not a hang (the JDK's jcmd and jattach hang forever on a stopped JVM).
 //   - Replies are drained at full speed into memory whatever the consumer's pace: JDK 25 streams output

@@ -49,10 +49,8 @@ func (c *Cache[V]) Get(id ID, read func() (*V, error)) (*V, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if wp, ok := c.m[id]; ok {
-		if old := wp.Value(); old != nil {
-			return old, nil
-		}
+	if old := c.valueLocked(id); old != nil {
+		return old, nil
 	}
 	if c.m == nil {
 		c.m = map[ID]weak.Pointer[V]{}
@@ -75,6 +73,11 @@ func (c *Cache[V]) Has(id ID) bool { return c.load(id) != nil }
 func (c *Cache[V]) load(id ID) *V {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.valueLocked(id)
+}
+
+// valueLocked returns id's value while it is held, nil otherwise; c.mu is held.
+func (c *Cache[V]) valueLocked(id ID) *V {
 	if wp, ok := c.m[id]; ok {
 		return wp.Value()
 	}
@@ -85,7 +88,7 @@ func (c *Cache[V]) load(id ID) *V {
 func (c *Cache[V]) drop(id ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if wp, ok := c.m[id]; ok && wp.Value() == nil {
+	if _, ok := c.m[id]; ok && c.valueLocked(id) == nil {
 		delete(c.m, id)
 	}
 }
