@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/procfs"
@@ -45,6 +49,12 @@ type Options struct {
 	Discover func(context.Context) ([]jcmd.JVM, error)
 	// Select, if set, picks the discovered JVMs to profile.
 	Select func(jcmd.JVM) bool
+	// PerThread samples each JVM's threads with an event and a ring of their own, found by reading the
+	// JVM's thread list every 100 ms (as `jvmkit profile` does), instead of one event per CPU whose BPF
+	// filter keeps the samples of the JVMs profiled. The agent falls back to it when the kernel refuses
+	// the filter; it costs more per JVM (a ring per thread, the thread list polled, a goroutine
+	// waking per JVM).
+	PerThread bool
 	// Version is the agent's version, sent as the OTLP instrumentation scope's.
 	Version string
 	// Logger gets what the agent does and why a JVM is skipped; nil discards.
@@ -59,6 +69,11 @@ type Agent struct {
 	sinks []*queue
 	// kernel names kernel frames for every JVM: /proc/kallsyms is read once, not once per JVM.
 	kernel *unwind.KernelSymbols
+	// cpu samples every JVM profiled, with an event per CPU (nil: PerThread); byPID holds the JVMs it
+	// samples, copied on write (the sampling loop reads it at every drain).
+	cpu     *unwind.CPUSampler
+	byPIDMu sync.Mutex
+	byPID   atomic.Pointer[map[int]*profiler]
 }
 
 // New checks opts and returns an Agent; Run starts it.
@@ -117,9 +132,14 @@ type profiler struct {
 	target Target
 	cur    *stacks // swapped at each window's end
 	mu     sync.Mutex
-	cancel context.CancelFunc
 	done   chan struct{}
 	err    error // why sampling ended; read after done
+
+	// With the CPU sampler, the sampling loop owns these.
+	vm        *vmstructs.JVM
+	w         *unwind.Walker
+	refreshed time.Time
+	pidfd     int
 }
 
 func (p *profiler) swap(next *stacks) *stacks {
@@ -153,6 +173,18 @@ func (a *Agent) Run(ctx context.Context) error {
 	go a.kernel.Symbolize(0)
 	js := &jvmSet{m: map[jvmKey]*profiler{}}
 	jctx, stopJVMs := context.WithCancel(ctx)
+	var sampling sync.WaitGroup
+	stopSampling := make(chan struct{}) // closed once the discoverer, which adds JVMs, has returned
+	if !a.opts.PerThread {
+		cpu, err := unwind.NewCPUSampler(unwind.SamplerOptions{Frequency: a.opts.Frequency, DrainEvery: cpuDrainEvery})
+		if err != nil {
+			a.log.Warn("agent: no per-CPU sampling; sampling each JVM's threads instead (more CPU per JVM)", "err", err)
+		} else {
+			a.cpu = cpu
+			a.byPID.Store(&map[int]*profiler{})
+			sampling.Go(func() { a.sampleCPUs(stopSampling) })
+		}
+	}
 	kick := make(chan struct{}, 1)
 	var discoverer sync.WaitGroup
 	discoverer.Go(func() {
@@ -172,6 +204,8 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			stopJVMs()
 			discoverer.Wait()
+			close(stopSampling)
+			sampling.Wait()
 			a.cut(js, time.Now())
 			for _, p := range js.all() {
 				<-p.done
@@ -330,6 +364,10 @@ func (a *Agent) discover(ctx context.Context, js *jvmSet) {
 // a third of the agent's CPU on one JVM (wake-ups of the Go scheduler).
 const drainEvery = 50 * time.Millisecond
 
+// cpuDrainEvery is drainEvery for the CPU sampler, whose rings hold 300 ms of a CPU at 99 Hz: one
+// wake-up for every JVM on the node, ten times a second.
+const cpuDrainEvery = 100 * time.Millisecond
+
 // start opens a JVM's VMStructs and starts sampling it in the background.
 func (a *Agent) start(ctx context.Context, j jcmd.JVM, startTime uint64) (*profiler, error) {
 	vm, err := vmstructs.Open(ctx, j.PID)
@@ -349,8 +387,15 @@ func (a *Agent) start(ctx context.Context, j jcmd.JVM, startTime uint64) (*profi
 	native.Symbolize(vm.Bias)
 	t := a.describe(j, startTime)
 	t.JDK, _ = vm.Version()
+	p := &profiler{target: t, cur: newStacks(a.opts.MaxStacks, time.Now()), done: make(chan struct{})}
+	if a.cpu != nil {
+		if err := a.sampleJVM(p, vm, w); err != nil {
+			vm.Close()
+			return nil, err
+		}
+		return p, nil
+	}
 	pctx, cancel := context.WithCancel(ctx)
-	p := &profiler{target: t, cur: newStacks(a.opts.MaxStacks, time.Now()), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		defer vm.Close()
@@ -360,6 +405,97 @@ func (a *Agent) start(ctx context.Context, j jcmd.JVM, startTime uint64) (*profi
 		})
 	}()
 	return p, nil
+}
+
+// sampleJVM adds a JVM to the CPU sampler's: sampleCPUs walks its samples from now on, and ends it
+// when it exits or the agent stops.
+func (a *Agent) sampleJVM(p *profiler, vm *vmstructs.JVM, w *unwind.Walker) error {
+	pidfd, err := unix.PidfdOpen(vm.PID, 0)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("pidfd: %w", attach.ErrProcessGone)
+		}
+		return fmt.Errorf("pidfd: %w", err)
+	}
+	p.vm, p.w, p.pidfd, p.refreshed = vm, w, pidfd, time.Now()
+	a.byPIDMu.Lock()
+	defer a.byPIDMu.Unlock()
+	m := *a.byPID.Load()
+	if _, ok := m[vm.PID]; ok {
+		// The pid's last process exited less than exitCheck ago and is not ended yet.
+		unix.Close(pidfd)
+		return fmt.Errorf("pid %d: the sampling of its previous process has not ended yet", vm.PID)
+	}
+	if err := a.cpu.Add(vm.PID); err != nil {
+		unix.Close(pidfd)
+		return err
+	}
+	m = maps.Clone(m)
+	m[vm.PID] = p
+	a.byPID.Store(&m)
+	return nil
+}
+
+// sampleCPUs reads the CPU sampler's rings every drainEvery until stop is closed, walks each sample with
+// its JVM's walker (before the code it ran can be unloaded; the walker's view of the code cache is
+// taken again every second), and ends the sampling of JVMs that exited; at stop, of all.
+func (a *Agent) sampleCPUs(stop <-chan struct{}) {
+	defer func() { _ = a.cpu.Close() }()
+	tick := time.NewTicker(a.cpu.DrainEvery())
+	defer tick.Stop()
+	lastCheck := time.Now()
+	for {
+		stopping := false
+		select {
+		case <-stop:
+			stopping = true
+		case <-tick.C:
+		}
+		ps := *a.byPID.Load()
+		a.cpu.Drain(func(smp *unwind.Sample) {
+			if p := ps[smp.PID]; p != nil {
+				if time.Since(p.refreshed) > time.Second {
+					p.refreshed = time.Now()
+					_ = p.w.Refresh() // on failure the old view stays
+				}
+				st := p.w.Walk(smp)
+				p.add(&st)
+			}
+		})
+		if stopping {
+			for _, p := range ps {
+				a.endSampling(p, nil)
+			}
+			return
+		}
+		if time.Since(lastCheck) >= exitCheck {
+			lastCheck = time.Now()
+			for _, p := range ps {
+				if procfs.Exited(p.pidfd) {
+					a.endSampling(p, fmt.Errorf("sample %d: the process exited: %w", p.target.PID, unwind.ErrProcessExited))
+				}
+			}
+		}
+	}
+}
+
+// exitCheck is how often sampleCPUs looks for JVMs that exited.
+const exitCheck = 100 * time.Millisecond
+
+// endSampling stops sampling a JVM: the next cut sends its last window and forgets it.
+func (a *Agent) endSampling(p *profiler, err error) {
+	a.byPIDMu.Lock()
+	if m := *a.byPID.Load(); m[p.vm.PID] == p { // not a new process of the same pid
+		m = maps.Clone(m)
+		delete(m, p.vm.PID)
+		a.byPID.Store(&m)
+		a.cpu.Remove(p.vm.PID)
+	}
+	a.byPIDMu.Unlock()
+	p.vm.Close()
+	unix.Close(p.pidfd)
+	p.err = err
+	close(p.done)
 }
 
 // describe labels a JVM: service name, host, container and pod.

@@ -617,7 +617,8 @@ func TestAgentBackendDown(t *testing.T) {
 	const window = 2 * time.Second
 	metricsAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	var stderr testutil.SyncBuffer
-	cmd := exec.Command(bin, "agent", "--otlp", col.URL, "--window", window.String(), "-F", "499", "-p", strconv.Itoa(j.PID),
+	// --per-thread: the other tests run the agent's default, per-CPU sampling.
+	cmd := exec.Command(bin, "agent", "--per-thread", "--otlp", col.URL, "--window", window.String(), "-F", "499", "-p", strconv.Itoa(j.PID),
 		"--buffer-size", "4KiB", "--memory-limit", "100MiB", "--metrics-addr", metricsAddr, "--export-timeout", "2s")
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}

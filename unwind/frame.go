@@ -158,6 +158,8 @@ func RegsFromGPR(gpr []uint64) (Regs, bool) {
 // Sample is the input of one walk: a thread's registers, optionally a copy of its user stack and its
 // kernel callchain.
 type Sample struct {
+	// PID is the process's id where the sample was taken (perf's pid; informational for a walk).
+	PID int
 	TID int // the thread's id as the JVM knows it (OSThread::_thread_id); finds its JavaThread
 	// JavaThread is the thread's JavaThread*, if the caller knows it; else it is found by TID.
 	JavaThread uint64

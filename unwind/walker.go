@@ -48,6 +48,11 @@ type Walker struct {
 	blobs   []*blobInfo // sorted by start, non-overlapping
 	methods map[uint64]*methodInfo
 	scopes  map[scopeKey][]Frame
+	// epilogues holds where in its epilogue each sampled top pc of an nmethod is, by the same key as
+	// scopes (top false): reading the code at the pc was the largest part of a live walk's reads.
+	epilogues map[scopeKey]epilogueState
+	// interpReturns holds interpreterReturn by pc of the interpreter.
+	interpReturns map[uint64]interpReturn
 	threads map[int]uint64 // tid -> JavaThread*
 	// threadsRead is when the thread list was last read, to bound re-reads for unknown tids.
 	threadsRead time.Time
@@ -84,9 +89,26 @@ type methodInfo struct {
 	name, sig string
 	method    uint64 // the Method* itself
 	ok        bool
+	lines     map[int]int // line by bci, as read
 }
 
 func (m *methodInfo) addr() uint64 { return m.method }
+
+// line is the source line of bci, -1 unknown; read once per method and bci in a view.
+func (m *methodInfo) line(cc *vmstructs.CodeCache, bci int) int {
+	if l, ok := m.lines[bci]; ok {
+		return l
+	}
+	l, err := cc.LineNumber(m.method, bci)
+	if err != nil {
+		l = -1
+	}
+	if m.lines == nil {
+		m.lines = map[int]int{}
+	}
+	m.lines[bci] = l
+	return l
+}
 
 // New returns a walker for j, whose code cache and frame layout it reads now.
 func New(j *vmstructs.JVM, opts Options) (*Walker, error) {
@@ -101,7 +123,7 @@ func New(j *vmstructs.JVM, opts Options) (*Walker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("unwind: %w", err)
 	}
-	w := &Walker{j: j, cc: cc, l: l, opts: opts}
+	w := &Walker{j: j, cc: cc, l: l, opts: opts, interpReturns: map[uint64]interpReturn{}}
 	w.reset()
 	return w, nil
 }
@@ -113,6 +135,9 @@ func (w *Walker) reset() {
 	// scopes of every hot pc again each time was a tenth of the fleet agent's CPU.
 	if w.scopes == nil || len(w.scopes) >= maxCachedScopes {
 		w.scopes = map[scopeKey][]Frame{}
+	}
+	if w.epilogues == nil || len(w.epilogues) >= maxCachedScopes {
+		w.epilogues = map[scopeKey]epilogueState{}
 	}
 }
 
@@ -583,11 +608,16 @@ func (st *walkState) interpreted(pc, sp, fp uint64, top bool) (npc, nsp, nfp uin
 	var m *methodInfo
 	if plausible {
 		if mp, err := st.mem.u64(fp - 3*wordSize); err == nil {
-			m = w.method(mp)
+			spilled, _ := st.mem.u64(fp - 8*wordSize)
+			bcp := spilled
+			if top {
+				bcp = st.regs.R13
+			}
+			m = w.methodAt(mp, bcp, spilled)
 		}
 	}
 	if top {
-		if ret, ok := interpreterReturn(st.code(pc, 40)); ok {
+		if ret, ok := w.interpreterReturnAt(st, pc); ok {
 			// The method returns and its frame is gone ("leave" ran): only its caller is left.
 			ra, csp := st.regs.R13, st.regs.BX
 			switch ret {
@@ -744,7 +774,7 @@ func (st *walkState) compiled(bi *blobInfo, pc, sp, fp uint64, top bool) (npc, n
 		return 0, 0, 0, ReasonNone
 	}
 	if top {
-		if npc, nsp, nfp, ok := st.epilogue(pc, sp, fp); ok {
+		if npc, nsp, nfp, ok := st.popped(w.epilogueAt(st, b, pc), sp, fp); ok {
 			return npc, nsp, nfp, ReasonNone
 		}
 	}
@@ -762,7 +792,31 @@ func (st *walkState) compiled(bi *blobInfo, pc, sp, fp uint64, top bool) (npc, n
 
 // epilogue unwinds a top frame whose pc is in an epilogue, after its frame was popped.
 func (st *walkState) epilogue(pc, sp, fp uint64) (npc, nsp, nfp uint64, ok bool) {
-	switch epilogue(st.code(pc, 24)) {
+	return st.popped(epilogue(st.code(pc, 24)), sp, fp)
+}
+
+// epilogueAt is epilogue's reading of an nmethod's code at pc, kept by pc: compiled code does not
+// change where it returns (what is patched in place is call targets, entries and barrier immediates,
+// none of which the epilogue patterns look at), and a compile id is never given twice.
+func (w *Walker) epilogueAt(st *walkState, b *vmstructs.CodeBlob, pc uint64) epilogueState {
+	if b.Kind != vmstructs.KindNMethod || b.CompileID <= 0 {
+		return epilogue(st.code(pc, 24))
+	}
+	k := scopeKey{blob: b.BlobAddr, pc: pc, method: b.Method, id: b.CompileID}
+	if e, ok := w.epilogues[k]; ok {
+		return e
+	}
+	code := st.code(pc, 24)
+	e := epilogue(code)
+	if len(code) == 24 {
+		w.epilogues[k] = e // not a failed read
+	}
+	return e
+}
+
+// popped unwinds a top frame in the given state of its epilogue.
+func (st *walkState) popped(e epilogueState, sp, fp uint64) (npc, nsp, nfp uint64, ok bool) {
+	switch e {
 	case atRet:
 		if ra, err := st.mem.u64(sp); err == nil {
 			return ra, sp + wordSize, fp, true
@@ -994,9 +1048,7 @@ func (st *walkState) emitJava(t FrameType, m *methodInfo, bci int, pc, sp uint64
 	f := Frame{Type: t, PC: pc, SP: sp, Name: m.name, Signature: m.sig, Method: 0, BCI: bci, Line: -1, Approximate: approx}
 	f.Method = m.addr()
 	if bci >= 0 {
-		if line, err := st.w.cc.LineNumber(f.Method, bci); err == nil {
-			f.Line = line
-		}
+		f.Line = m.line(st.w.cc, bci)
 	}
 	return st.emit(f)
 }
@@ -1153,6 +1205,43 @@ func (w *Walker) method(mp uint64) *methodInfo {
 }
 
 func (m *methodInfo) codeAt(bcp uint64) bool { return bcp >= m.code && bcp < m.code+m.codeSize }
+
+// methodAt is method for an interpreted frame whose bcp (live or spilled) is one of bcps: a method
+// already read in this view is taken without reading its ConstMethod* again when a bcp lies in its
+// bytecodes, which only the same method's frame can have (a Method* freed with its class and reused
+// would have other bytecodes). That read was a third of a live walk's reads.
+func (w *Walker) methodAt(mp uint64, bcps ...uint64) *methodInfo {
+	if m, ok := w.methods[mp]; ok && m.ok && !m.native {
+		for _, bcp := range bcps {
+			if m.codeAt(bcp) {
+				return m
+			}
+		}
+	}
+	return w.method(mp)
+}
+
+// interpreterReturnAt is interpreterReturn of the interpreter's code at pc, kept by pc: the
+// interpreter is generated once, at the JVM's start.
+func (w *Walker) interpreterReturnAt(st *walkState, pc uint64) (interpreterState, bool) {
+	if r, ok := w.interpReturns[pc]; ok {
+		return r.state, r.ok
+	}
+	code := st.code(pc, 40)
+	state, ok := interpreterReturn(code)
+	if len(code) == 40 {
+		if len(w.interpReturns) >= maxCachedScopes {
+			clear(w.interpReturns)
+		}
+		w.interpReturns[pc] = interpReturn{state, ok}
+	}
+	return state, ok
+}
+
+type interpReturn struct {
+	state interpreterState
+	ok    bool
+}
 
 // javaThread returns the JavaThread* of a thread, reading the JVM's thread list again (at most
 // every 100 ms) when the tid is not known.

@@ -43,6 +43,7 @@ type agentFlags struct {
 	duration      time.Duration
 	exportTimeout time.Duration
 	logLevel      string
+	perThread     bool
 }
 
 // Command is `jvmkit agent`, for jvmkit.Main (cmd/jvmkit).
@@ -71,7 +72,11 @@ partial window and exits 0. --metrics-addr serves the agent's health as Promethe
 A config file (--config) holds the same settings as the flags, one "name: value" per line (the long
 flag names; repeat a name for several values; # starts a comment); flags given on the command line win.
 
-It needs root (perf_event_open on other users' processes, /proc/<pid>/mem).`,
+It samples with one cpu-clock event per CPU whose BPF program keeps the samples of the JVMs profiled,
+so its cost does not grow with their threads; where the kernel refuses that (no CAP_BPF), or with
+--per-thread, it samples each JVM's threads with events of their own.
+
+It needs root (perf_event_open on other users' processes and per CPU, BPF, /proc/<pid>/mem).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if af.config != "" {
@@ -100,6 +105,7 @@ It needs root (perf_event_open on other users' processes, /proc/<pid>/mem).`,
 	f.DurationVar(&af.duration, "duration", 0, "stop after this long, like SIGTERM (default: run until stopped)")
 	f.DurationVar(&af.exportTimeout, "export-timeout", 30*time.Second, "bound of one export request")
 	f.StringVar(&af.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	f.BoolVar(&af.perThread, "per-thread", false, "sample each JVM's threads with events of their own instead of one BPF-filtered event per CPU (the fallback when the kernel refuses BPF; costs more per JVM)")
 	return cmd
 }
 
@@ -161,7 +167,7 @@ func (a *app) runAgent(ctx context.Context, af *agentFlags) error {
 	}
 	opts := fleet.Options{
 		Window: af.window, Frequency: af.freq, Sinks: sinks, BufferBytes: int(sizes["buffer-size"]),
-		ExportTimeout: af.exportTimeout, Host: af.host, Version: v, Logger: log,
+		ExportTimeout: af.exportTimeout, Host: af.host, Version: v, Logger: log, PerThread: af.perThread,
 	}
 	if len(af.pids) > 0 {
 		pids := map[int]bool{}

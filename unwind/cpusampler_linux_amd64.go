@@ -1,0 +1,194 @@
+package unwind
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/procfs"
+)
+
+// CPUSampler samples the threads of chosen processes with one cpu-clock event per CPU, each with a
+// BPF program that keeps only the samples of those processes (by the sampled task's process id, in
+// the initial pid namespace). Unlike a Sampler, it has no event or ring per thread and never reads a
+// process's thread list: threads started later are sampled from their first tick, and its cost and
+// memory do not grow with the threads or processes sampled. Each CPU's event samples whatever runs
+// on that CPU at the given rate, so a thread that runs all the time gets that rate, as with a
+// Sampler. It needs root (CAP_PERFMON and CAP_BPF).
+type CPUSampler struct {
+	opts  SamplerOptions
+	prog  *ebpf.Program
+	pids  *ebpf.Map // process id (u32) -> 1
+	rings []*ring   // one per CPU
+	lost  uint64
+	buf   []byte
+}
+
+// cpuRingPages is the data pages of each CPU's ring: 1 MiB, about 30 samples of 32 KiB stacks, 300
+// ms of one CPU at 99 Hz.
+const cpuRingPages = 256
+
+// MaxCPUSampled bounds the processes a CPUSampler samples at once.
+const MaxCPUSampled = 4096
+
+// NewCPUSampler opens the events of every online CPU; they sample nothing until Add.
+func NewCPUSampler(opts SamplerOptions) (*CPUSampler, error) {
+	if opts.Frequency <= 0 {
+		opts.Frequency = 99
+	}
+	if opts.StackBytes <= 0 {
+		opts.StackBytes = defaultStackBytes
+	}
+	opts.StackBytes = min(opts.StackBytes, maxStack) &^ 7
+	if opts.DrainEvery <= 0 {
+		opts.DrainEvery = 10 * time.Millisecond
+	}
+	s := &CPUSampler{opts: opts}
+	var err error
+	s.pids, err = ebpf.NewMap(&ebpf.MapSpec{Name: "jvmkit_pids", Type: ebpf.Hash, KeySize: 4, ValueSize: 1, MaxEntries: MaxCPUSampled})
+	if err != nil {
+		return nil, fmt.Errorf("unwind: cpu sampler: BPF map: %w", err)
+	}
+	s.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name:         "jvmkit_pidfilt",
+		Type:         ebpf.PerfEvent,
+		License:      "GPL",
+		Instructions: pidFilter(s.pids.FD()),
+	})
+	if err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("unwind: cpu sampler: BPF program: %w", err)
+	}
+	cpus, err := procfs.OnlineCPUs()
+	if err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("unwind: cpu sampler: %w", err)
+	}
+	for _, cpu := range cpus {
+		r, err := s.open(cpu)
+		if err != nil {
+			_ = s.Close()
+			if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+				return nil, fmt.Errorf("unwind: cpu sampler: CPU %d: %w (run as root)", cpu, err)
+			}
+			return nil, fmt.Errorf("unwind: cpu sampler: CPU %d: %w", cpu, err)
+		}
+		s.rings = append(s.rings, r)
+	}
+	return s, nil
+}
+
+// pidFilter is the BPF program run at each sample: it returns 1 (keep) when the current task's
+// process id is in the map, else 0 (the kernel then writes no sample, and copies no stack).
+func pidFilter(mapFD int) asm.Instructions {
+	return asm.Instructions{
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.StoreMem(asm.RFP, -4, asm.R0, asm.Word),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -4),
+		asm.LoadMapPtr(asm.R1, mapFD),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "drop"),
+		asm.Mov.Imm(asm.R0, 1),
+		asm.Return(),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("drop"),
+		asm.Return(),
+	}
+}
+
+func (s *CPUSampler) open(cpu int) (*ring, error) {
+	attr := unix.PerfEventAttr{
+		Type:              unix.PERF_TYPE_SOFTWARE,
+		Config:            unix.PERF_COUNT_SW_CPU_CLOCK,
+		Sample:            uint64(s.opts.Frequency),
+		Sample_type:       sampleTypes,
+		Bits:              unix.PerfBitDisabled | unix.PerfBitFreq | unix.PerfBitExcludeCallchainUser | unix.PerfBitExcludeHv | unix.PerfBitExcludeIdle,
+		Sample_regs_user:  regsMask,
+		Sample_stack_user: uint32(s.opts.StackBytes),
+		Sample_max_stack:  127,
+	}
+	if s.opts.NoKernel {
+		attr.Bits |= unix.PerfBitExcludeKernel | unix.PerfBitExcludeCallchainKernel
+	}
+	attr.Size = uint32(unsafe.Sizeof(attr))
+	fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("perf_event_open: %w", err)
+	}
+	// The filter is in place before the event is enabled: no sample of another process is written.
+	if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_BPF, s.prog.FD()); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("attach the BPF filter: %w", err)
+	}
+	size := (1 + cpuRingPages) * os.Getpagesize()
+	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("mmap perf ring: %w", err)
+	}
+	r := &ring{fd: fd, mem: mem, page: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
+	off, n := r.page.Data_offset, r.page.Data_size
+	if off == 0 {
+		off, n = uint64(os.Getpagesize()), uint64(cpuRingPages*os.Getpagesize())
+	}
+	r.data = mem[off : off+n]
+	if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
+		r.close()
+		return nil, fmt.Errorf("enable: %w", err)
+	}
+	return r, nil
+}
+
+// Add starts sampling the threads of process pid (in the initial pid namespace).
+func (s *CPUSampler) Add(pid int) error {
+	if err := s.pids.Update(uint32(pid), uint8(1), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("unwind: cpu sampler: add process %d: %w", pid, err)
+	}
+	return nil
+}
+
+// Remove stops sampling process pid; samples already in the rings still come.
+func (s *CPUSampler) Remove(pid int) {
+	_ = s.pids.Delete(uint32(pid))
+}
+
+// DrainEvery is how often Drain should be called so that no ring overflows.
+func (s *CPUSampler) DrainEvery() time.Duration {
+	records := cpuRingPages * os.Getpagesize() / (s.opts.StackBytes + 1024)
+	d := time.Duration(float64(time.Second) * float64(max(records/2, 1)) / float64(s.opts.Frequency))
+	return min(max(d, time.Millisecond), s.opts.DrainEvery)
+}
+
+// Drain hands every sample in the rings to fn. The Sample and its slices are reused after fn
+// returns. Its PID says which process it is of.
+func (s *CPUSampler) Drain(fn func(*Sample)) {
+	var sample Sample
+	for _, r := range s.rings {
+		drainRing(r, &s.buf, &s.lost, &sample, fn)
+	}
+}
+
+// Lost is the number of samples the kernel dropped because a ring was full.
+func (s *CPUSampler) Lost() uint64 { return s.lost }
+
+// Close stops sampling and releases the events, the program and the map.
+func (s *CPUSampler) Close() error {
+	for _, r := range s.rings {
+		r.close()
+	}
+	s.rings = nil
+	if s.prog != nil {
+		_ = s.prog.Close()
+	}
+	if s.pids != nil {
+		_ = s.pids.Close()
+	}
+	return nil
+}
