@@ -57,7 +57,7 @@ func TestCPUSampler(t *testing.T) {
 		t.Errorf("%.2f%% of samples reached the root, want >= 99.5%%", share)
 	}
 	s.Remove(chosen.PID)
-	s.Drain(func(*Sample) {}) // what was taken before Remove
+	s.Drain(func(*Sample) {})          // what was taken before Remove
 	time.Sleep(300 * time.Millisecond) // a span to sample nothing in, not synchronisation
 	n := 0
 	s.Drain(func(*Sample) { n++ })

@@ -53,7 +53,7 @@ type Walker struct {
 	epilogues map[scopeKey]epilogueState
 	// interpReturns holds interpreterReturn by pc of the interpreter.
 	interpReturns map[uint64]interpReturn
-	threads map[int]uint64 // tid -> JavaThread*
+	threads       map[int]uint64 // tid -> JavaThread*
 	// threadsRead is when the thread list was last read, to bound re-reads for unknown tids.
 	threadsRead time.Time
 
