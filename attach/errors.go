@@ -25,7 +25,7 @@ var (
 	// hung, attach disabled).
 	ErrNoListener = errors.New("attach listener not available")
 	// ErrAttachDisabled: the JVM runs with -XX:+DisableAttachMechanism. It wraps ErrNoListener.
-	ErrAttachDisabled = fmt.Errorf("%w: attach mechanism disabled in the target JVM (started with -XX:+DisableAttachMechanism)", ErrNoListener)
+	ErrAttachDisabled error = &wrapError{"attach listener not available: attach mechanism disabled in the target JVM (started with -XX:+DisableAttachMechanism)", ErrNoListener}
 	// ErrRequestTooLarge: the request does not fit the protocol the target speaks.
 	ErrRequestTooLarge = errors.New("request too large")
 	// ErrBadRequest: an argument cannot be encoded (embedded NUL, op name too long).
@@ -38,6 +38,17 @@ var (
 	// ErrNotSupported: the platform has no HotSpot attach support in this package.
 	ErrNotSupported = procerr.ErrNotSupported
 )
+
+// wrapError is a sentinel that wraps another, as fmt.Errorf with %w would make it, but without a call to
+// fmt at package initialization, which gjcmd would pay for at every start. Its message is written out:
+// the test compares it with fmt's.
+type wrapError struct {
+	msg string
+	err error
+}
+
+func (e *wrapError) Error() string { return e.msg }
+func (e *wrapError) Unwrap() error { return e.err }
 
 // JVMError is a non-zero status returned by the JVM for an operation.
 type JVMError struct {

@@ -2,6 +2,7 @@ package attach
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -186,4 +187,13 @@ func FuzzEncode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAttachDisabledSentinel: ErrAttachDisabled, built without fmt (for gjcmd's start-up), reads and
+// wraps as the fmt.Errorf it replaces.
+func TestAttachDisabledSentinel(t *testing.T) {
+	want := fmt.Errorf("%w: attach mechanism disabled in the target JVM (started with -XX:+DisableAttachMechanism)", ErrNoListener)
+	if ErrAttachDisabled.Error() != want.Error() || errors.Unwrap(ErrAttachDisabled) != ErrNoListener {
+		t.Errorf("ErrAttachDisabled = %q wrapping %v, want %q wrapping ErrNoListener", ErrAttachDisabled, errors.Unwrap(ErrAttachDisabled), want)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,7 +130,7 @@ func (c *Client) unknownCommand(ctx context.Context, name string) error {
 	return fmt.Errorf("%w %q (see help)", ErrUnknownCommand, name)
 }
 
-var jdkLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^JDK (\d+)`) })
+var jdkLine = &lazyRegexp{expr: `(?m)^JDK (\d+)`}
 
 // Feature returns the JVM's JDK feature release (17, 21, 25, ...): from its hsperfdata when it has
 // one (no attach operation), else from VM.version.
@@ -155,7 +154,7 @@ func (c *Client) Feature(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if m := jdkLine().FindStringSubmatch(out); m != nil {
+		if m := jdkLine.get().FindStringSubmatch(out); m != nil {
 			f, _ = strconv.Atoi(m[1])
 		}
 	}

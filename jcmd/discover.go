@@ -30,12 +30,17 @@ type JVM struct {
 	Container bool `json:"container"`
 }
 
-// optionsWithValue are java launcher options whose value is the next word.
-var optionsWithValue = map[string]bool{
-	"-cp": true, "-classpath": true, "--class-path": true, "-p": true, "--module-path": true,
-	"--upgrade-module-path": true, "--add-modules": true, "--enable-native-access": true,
-	"--limit-modules": true, "--add-reads": true, "--add-exports": true, "--add-opens": true,
-	"--patch-module": true, "--source": true, "-d": true, "--describe-module": true,
+// optionsWithValue reports the java launcher options whose value is the next word. A switch, not a map:
+// gjcmd links this package, and a package-level map is built at every start.
+func optionsWithValue(a string) bool {
+	switch a {
+	case "-cp", "-classpath", "--class-path", "-p", "--module-path",
+		"--upgrade-module-path", "--add-modules", "--enable-native-access",
+		"--limit-modules", "--add-reads", "--add-exports", "--add-opens",
+		"--patch-module", "--source", "-d", "--describe-module":
+		return true
+	}
+	return false
 }
 
 // CommandFromArgs reconstructs what the JVM reports as sun.rt.javaCommand from a java command line:
@@ -65,7 +70,7 @@ func splitArgs(args []string) (opts []string, cmd string) {
 			return args[1:i], ""
 		case strings.HasPrefix(a, "--module="):
 			return args[1:i], strings.Join(append([]string{strings.TrimPrefix(a, "--module=")}, args[i+1:]...), " ")
-		case optionsWithValue[a]:
+		case optionsWithValue(a):
 			i++
 		case strings.HasPrefix(a, "-"):
 		default:

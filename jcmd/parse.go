@@ -87,9 +87,23 @@ func isCommandName(s string) bool {
 	return true
 }
 
-// The package's regular expressions are compiled on first use (sync.OnceValue), not in its init: gjcmd
+// lazyRegexp is a regular expression compiled on first use. A pointer to one is laid out by the
+// compiler, where a sync.OnceValue is built at package initialization (two allocations each), which
+// gjcmd would pay for at every start.
+type lazyRegexp struct {
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func (l *lazyRegexp) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+	return l.re
+}
+
+// The package's regular expressions are compiled on first use (lazyRegexp), not in its init: gjcmd
 // starts in a millisecond and pays only for the parsers it runs.
-var helpUnavailable = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Help unavailable : '(.*)' : No such command`) })
+var helpUnavailable = &lazyRegexp{expr: `Help unavailable : '(.*)' : No such command`}
 
 // ParseHelp parses the output of `help <name>`. Two layouts exist: HotSpot's own (DCmdParser::print_help,
 // one tab-indented line per argument: "\tname : [optional] description (TYPE, default)") and the
@@ -98,7 +112,7 @@ var helpUnavailable = sync.OnceValue(func() *regexp.Regexp { return regexp.MustC
 // A command the JVM does not have ("Help unavailable : ... : No such command") wraps
 // ErrUnknownCommand.
 func ParseHelp(out string) (*Command, error) {
-	if m := helpUnavailable().FindStringSubmatch(out); m != nil {
+	if m := helpUnavailable.get().FindStringSubmatch(out); m != nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownCommand, m[1])
 	}
 	lines := splitLines(out)
@@ -212,7 +226,7 @@ func (p *helpParser) line(l string) {
 			p.entry = append(p.entry, t)
 		}
 	case secControls:
-		if m := controlLine().FindStringSubmatch(l); m != nil {
+		if m := controlLine.get().FindStringSubmatch(l); m != nil {
 			p.control(m[1], m[2], m[3])
 		} else if t != "" && l[0] != ' ' {
 			p.sec = secNone
@@ -223,7 +237,7 @@ func (p *helpParser) line(l string) {
 func indent(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
 
 // controlLine is a .jfc option in JFR.start's help (JDK 25): "  gc=<off|normal|detailed|high|all>  (normal)".
-var controlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s+([A-Za-z][\w.-]*)=<([^>]*)>\s+\((.*)\)\s*$`) })
+var controlLine = &lazyRegexp{expr: `^\s+([A-Za-z][\w.-]*)=<([^>]*)>\s+\((.*)\)\s*$`}
 
 func (p *helpParser) control(name, placeholder, def string) {
 	if def == `""` {
@@ -408,36 +422,52 @@ func normalizeDefault(d string) string {
 	return d
 }
 
-// jfrJavaParsed are the commands whose options jdk.jfr parses itself (jdk.jfr.internal.dcmd.ArgumentParser,
-// JDK 17 and later): a BOOLEAN needs "=true" or "=false", INT must not be negative, and a word without
-// "=" fills a positional argument before it is looked up as an option. JFR.configure, like every other
-// command, goes through HotSpot's DCmdParser (diagnosticFramework.cpp).
-var jfrJavaParsed = map[string]bool{
-	"JFR.start": true, "JFR.dump": true, "JFR.check": true, "JFR.stop": true, "JFR.view": true, "JFR.query": true,
+// jfrJavaParsed reports the commands whose options jdk.jfr parses itself
+// (jdk.jfr.internal.dcmd.ArgumentParser, JDK 17 and later): a BOOLEAN needs "=true" or "=false", INT must
+// not be negative, and a word without "=" fills a positional argument before it is looked up as an
+// option. JFR.configure, like every other command, goes through HotSpot's DCmdParser
+// (diagnosticFramework.cpp). This and the tables below are switches, not package-level maps, which
+// gjcmd would build at every start.
+func jfrJavaParsed(command string) bool {
+	switch command {
+	case "JFR.start", "JFR.dump", "JFR.check", "JFR.stop", "JFR.view", "JFR.query":
+		return true
+	}
+	return false
 }
 
-// jfrTypes are the parsers' types where JFR's help prints another (jdk.jfr DCmd*.getArgumentInfos;
-// JFR.configure: jfrDcmds.cpp), the same on JDK 17 and 25.
-var jfrTypes = map[string]map[string]string{
-	"JFR.start": {"maxsize": "MEMORY SIZE", "settings": "STRING SET"},
-	"JFR.dump":  {"maxsize": "MEMORY SIZE"},
-	"JFR.view":  {"maxsize": "MEMORY SIZE"},
-	"JFR.configure": {
-		"globalbuffercount": "JLONG", "globalbuffersize": "MEMORY SIZE", "maxchunksize": "MEMORY SIZE",
-		"memorysize": "MEMORY SIZE", "thread_buffer_size": "MEMORY SIZE", "stackdepth": "JLONG",
-	},
+// jfrType is the parsers' type of a JFR command's option where JFR's help prints another (jdk.jfr
+// DCmd*.getArgumentInfos; JFR.configure: jfrDcmds.cpp), the same on JDK 17 and 25.
+func jfrType(command, option string) (string, bool) {
+	switch command + " " + option {
+	case "JFR.start maxsize", "JFR.dump maxsize", "JFR.view maxsize":
+		return "MEMORY SIZE", true
+	case "JFR.start settings":
+		return "STRING SET", true
+	case "JFR.configure globalbuffercount", "JFR.configure stackdepth":
+		return "JLONG", true
+	case "JFR.configure globalbuffersize", "JFR.configure maxchunksize", "JFR.configure memorysize",
+		"JFR.configure thread_buffer_size":
+		return "MEMORY SIZE", true
+	}
+	return "", false
 }
 
 // jfrHidden are options the parsers accept on JDK 17 and 25 but the help leaves out (checked against
 // both JVMs in testdata/<jdk>/checks.json): JFR.start flush-interval; JFR.configure dumppath, which JDK 17
 // does not list, and samplethreads, which JDK 25 no longer lists.
-var jfrHidden = map[string][]Option{
-	"JFR.start": {{Name: "flush-interval", Type: "NANOTIME", Default: "1s",
-		Description: "Minimum time before flushing buffers, e.g. 4s, or 0 for flushing when a recording ends"}},
-	"JFR.configure": {
-		{Name: "dumppath", Type: "STRING", Description: "Path to the location where a recording file is written in case the VM runs into a critical error"},
-		{Name: "samplethreads", Type: "BOOLEAN", Default: "true", Description: "Flag for activating thread sampling"},
-	},
+func jfrHidden(command string) []Option {
+	switch command {
+	case "JFR.start":
+		return []Option{{Name: "flush-interval", Type: "NANOTIME", Default: "1s",
+			Description: "Minimum time before flushing buffers, e.g. 4s, or 0 for flushing when a recording ends"}}
+	case "JFR.configure":
+		return []Option{
+			{Name: "dumppath", Type: "STRING", Description: "Path to the location where a recording file is written in case the VM runs into a critical error"},
+			{Name: "samplethreads", Type: "BOOLEAN", Default: "true", Description: "Flag for activating thread sampling"},
+		}
+	}
+	return nil
 }
 
 // jfc17Controls are the <control> inputs (selection, text, flag) of JDK 17's default.jfc and
@@ -460,10 +490,9 @@ var jfc17Controls = []Option{
 
 // fixJFR corrects what the hand-written JFR help gets wrong and adds what it leaves out.
 func fixJFR(c *Command) {
-	types := jfrTypes[c.Name]
 	for _, list := range [][]Option{c.Arguments, c.Options} {
 		for i := range list {
-			if t, ok := types[list[i].Name]; ok {
+			if t, ok := jfrType(c.Name, list[i].Name); ok {
 				list[i].Type = t
 			}
 			if list[i].Type == "STRING SET" {
@@ -471,7 +500,7 @@ func fixJFR(c *Command) {
 			}
 		}
 	}
-	for _, h := range jfrHidden[c.Name] {
+	for _, h := range jfrHidden(c.Name) {
 		if c.option(h.Name) == nil {
 			h.Hidden = true
 			c.Options = append(c.Options, h)
@@ -647,7 +676,7 @@ func readPart(s string, pos int, key bool) (string, int, error) {
 // Where HotSpot is laxer than the types it prints (a MEMORY SIZE of "10q" is 10 bytes to it), Check
 // follows the type.
 func (c *Command) Check(words []string) error {
-	java := jfrJavaParsed[c.Name]
+	java := jfrJavaParsed(c.Name)
 	if len(c.Arguments)+len(c.Options)+len(c.Controls) == 0 && !c.EventSettings {
 		if len(words) > 0 {
 			return &OptionError{Command: c.Name, Option: words[0], Reason: "takes no arguments"}
@@ -928,7 +957,7 @@ func nanotime(s string, java bool) (int64, bool) {
 	if unit == "" {
 		return 0, n == 0
 	}
-	d, ok := nanotimeUnits[unit]
+	d, ok := nanotimeUnit(unit)
 	if !ok {
 		return 0, false
 	}
@@ -938,9 +967,25 @@ func nanotime(s string, java bool) (int64, bool) {
 	return n * int64(d), true
 }
 
-var nanotimeUnits = map[string]time.Duration{
-	"ns": time.Nanosecond, "us": time.Microsecond, "ms": time.Millisecond,
-	"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour,
+// nanotimeUnit is the length of a NANOTIME unit.
+func nanotimeUnit(unit string) (time.Duration, bool) {
+	switch unit {
+	case "ns":
+		return time.Nanosecond, true
+	case "us":
+		return time.Microsecond, true
+	case "ms":
+		return time.Millisecond, true
+	case "s":
+		return time.Second, true
+	case "m":
+		return time.Minute, true
+	case "h":
+		return time.Hour, true
+	case "d":
+		return 24 * time.Hour, true
+	}
+	return 0, false
 }
 
 // memorySize parses a MEMORY SIZE value: a non-negative integer of bytes, optionally followed by k, m
@@ -1047,10 +1092,10 @@ type Recording struct {
 }
 
 var (
-	recordingLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Recording (\d+): name=(.*) \((\w+)\)$`) })
-	recordingAttr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(` (duration|maxsize|maxage|filename)=(\S+)$`) })
-	settingLine   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ .* \(([^()\s]+)\)$`) })
-	settingKey    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][\w-]*=`) })
+	recordingLine = &lazyRegexp{expr: `^Recording (\d+): name=(.*) \((\w+)\)$`}
+	recordingAttr = &lazyRegexp{expr: ` (duration|maxsize|maxage|filename)=(\S+)$`}
+	settingLine   = &lazyRegexp{expr: `^ .* \(([^()\s]+)\)$`}
+	settingKey    = &lazyRegexp{expr: `^[A-Za-z][\w-]*=`}
 )
 
 // ParseJFRCheck parses JFR.check (jdk.jfr.internal.dcmd.DCmdCheck): a line "Recording <id>:
@@ -1063,7 +1108,7 @@ func ParseJFRCheck(out string) ([]Recording, error) {
 	event := ""
 	for _, l := range lines {
 		l = strings.TrimRight(l, " \t")
-		if m := recordingLine().FindStringSubmatch(l); m != nil {
+		if m := recordingLine.get().FindStringSubmatch(l); m != nil {
 			id, err := strconv.Atoi(m[1])
 			if err != nil {
 				return nil, fmt.Errorf("parse JFR.check: recording id %q: %w", m[1], err)
@@ -1072,7 +1117,7 @@ func ParseJFRCheck(out string) ([]Recording, error) {
 			rest := m[2]
 			seen := map[string]bool{}
 			for {
-				am := recordingAttr().FindStringSubmatchIndex(rest)
+				am := recordingAttr.get().FindStringSubmatchIndex(rest)
 				if am == nil {
 					break
 				}
@@ -1102,7 +1147,7 @@ func ParseJFRCheck(out string) ([]Recording, error) {
 			continue
 		}
 		r := &recs[len(recs)-1]
-		if m := settingLine().FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "  ") {
+		if m := settingLine.get().FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "  ") {
 			event = m[1]
 			continue
 		}
@@ -1133,7 +1178,7 @@ func splitSettings(s string) []string {
 	var parts []string
 	start := 0
 	for i := 0; i < len(s); i++ {
-		if s[i] == ',' && settingKey().MatchString(s[i+1:]) {
+		if s[i] == ',' && settingKey.get().MatchString(s[i+1:]) {
 			parts = append(parts, s[start:i])
 			start = i + 1
 		}
@@ -1152,7 +1197,7 @@ func parseTimespan(s string) (time.Duration, bool) {
 	if err != nil {
 		return 0, false
 	}
-	u, ok := nanotimeUnits[strings.TrimSpace(s[i:])]
+	u, ok := nanotimeUnit(strings.TrimSpace(s[i:]))
 	if !ok || n > math.MaxInt64/int64(u) {
 		return 0, false
 	}
@@ -1184,10 +1229,8 @@ func parseCompactBytes(s string) (int64, bool) {
 }
 
 var (
-	startedLine = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?m)^(?:Started recording (\d+)\.|Recording (\d+) scheduled to start in )`)
-	})
-	startNameLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`JFR\.(?:dump|stop) name=(\\".*?\\"|\S+)`) })
+	startedLine   = &lazyRegexp{expr: `(?m)^(?:Started recording (\d+)\.|Recording (\d+) scheduled to start in )`}
+	startNameLine = &lazyRegexp{expr: `JFR\.(?:dump|stop) name=(\\".*?\\"|\S+)`}
 )
 
 // ParseJFRStart parses JFR.start (DCmdStart.execute): "Started recording <id>." or "Recording <id>
@@ -1196,7 +1239,7 @@ var (
 // space is printed as \"my rec\"). A time-bound recording with a file names its file instead, and name
 // is "". Output without a started recording is the JVM's refusal, returned as an error.
 func ParseJFRStart(out string) (id int, name string, err error) {
-	m := startedLine().FindStringSubmatch(out)
+	m := startedLine.get().FindStringSubmatch(out)
 	if m == nil {
 		t := strings.TrimSpace(out)
 		if t == "" {
@@ -1209,7 +1252,7 @@ func ParseJFRStart(out string) (id int, name string, err error) {
 	if err != nil {
 		return 0, "", fmt.Errorf("JFR.start: recording id %q: %w", idText, err)
 	}
-	if n := startNameLine().FindStringSubmatch(out); n != nil {
+	if n := startNameLine.get().FindStringSubmatch(out); n != nil {
 		name = n[1]
 		if len(name) >= 4 && strings.HasPrefix(name, `\"`) && strings.HasSuffix(name, `\"`) {
 			name = name[2 : len(name)-2]
@@ -1219,12 +1262,10 @@ func ParseJFRStart(out string) (id int, name string, err error) {
 }
 
 var (
-	writtenTo = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?m)written to:[ \t]*\r?\n(?:[ \t]*\r?\n)*([^\r\n]+)`)
-	})
-	heapDump = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Dumping heap to (.+?) \.\.\.\s*$`) })
-	created  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Created (/.+?)\s*$`) })
-	dumpedTo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)dumped to "(.+)"\.?\s*$`) })
+	writtenTo = &lazyRegexp{expr: `(?m)written to:[ \t]*\r?\n(?:[ \t]*\r?\n)*([^\r\n]+)`}
+	heapDump  = &lazyRegexp{expr: `(?m)^Dumping heap to (.+?) \.\.\.\s*$`}
+	created   = &lazyRegexp{expr: `(?m)^Created (/.+?)\s*$`}
+	dumpedTo  = &lazyRegexp{expr: `(?m)dumped to "(.+)"\.?\s*$`}
 )
 
 // DumpedPath extracts the file a command reports having written: JFR.dump and JFR.stop ("Dumped
@@ -1235,20 +1276,20 @@ var (
 // names a file yet to come. The path is as the JVM sees it (its mount namespace, its cwd for
 // relative names).
 func DumpedPath(out string) (path string, ok bool) {
-	if m := writtenTo().FindStringSubmatchIndex(out); m != nil {
+	if m := writtenTo.get().FindStringSubmatchIndex(out); m != nil {
 		if !strings.HasSuffix(strings.TrimRight(out[:m[0]], " "), "will be") {
 			if p := strings.TrimSpace(out[m[2]:m[3]]); p != "" && p != "N/A" {
 				return p, true
 			}
 		}
 	}
-	if m := heapDump().FindStringSubmatch(out); m != nil && strings.Contains(out, "Heap dump file created") {
+	if m := heapDump.get().FindStringSubmatch(out); m != nil && strings.Contains(out, "Heap dump file created") {
 		return m[1], true
 	}
-	if m := created().FindStringSubmatch(out); m != nil {
+	if m := created.get().FindStringSubmatch(out); m != nil {
 		return m[1], true
 	}
-	if m := dumpedTo().FindStringSubmatch(out); m != nil {
+	if m := dumpedTo.get().FindStringSubmatch(out); m != nil {
 		return m[1], true
 	}
 	return "", false
@@ -1299,9 +1340,7 @@ type Flag struct {
 	Origin            string // "default", "ergonomic", "command line", "management", ... (-all only)
 }
 
-var flagRow = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(\S+)\s+(\S+)\s+= ?(.*?)\s*\{([^{}]*)\}\s*\{([^{}]*)\}\s*$`)
-})
+var flagRow = &lazyRegexp{expr: `^\s*(\S+)\s+(\S+)\s+= ?(.*?)\s*\{([^{}]*)\}\s*\{([^{}]*)\}\s*$`}
 
 // ParseFlags parses VM.flags, both its one-line form of the flags not at their default
 // ("-XX:CICompilerCount=2 -XX:+UseG1GC ...", where +/- flags get Type "bool" and the other types are
@@ -1334,7 +1373,7 @@ func ParseFlags(out string) ([]Flag, error) {
 				}
 			}
 		default:
-			m := flagRow().FindStringSubmatch(l)
+			m := flagRow.get().FindStringSubmatch(l)
 			if m == nil {
 				if bad == "" {
 					bad = t
@@ -1506,10 +1545,8 @@ type Thread struct {
 }
 
 var (
-	threadAttrs = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^ (?:#(\d+) )?(?:\[\d+\] )?(daemon )?(?:prio=(-?\d+) )?os_prio=(-?\d+) .*?tid=(\S+) nid=(\S+)(.*)$`)
-	})
-	stackAddr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s*\[0x[0-9a-fA-F]+\]\s*$`) })
+	threadAttrs = &lazyRegexp{expr: `^ (?:#(\d+) )?(?:\[\d+\] )?(daemon )?(?:prio=(-?\d+) )?os_prio=(-?\d+) .*?tid=(\S+) nid=(\S+)(.*)$`}
+	stackAddr   = &lazyRegexp{expr: `\s*\[0x[0-9a-fA-F]+\]\s*$`}
 )
 
 // ParseThreadDump parses a HotSpot thread dump (Thread.print, threaddump; JavaThread::print_on and
@@ -1591,7 +1628,7 @@ func ParseThreadDump(out string) (*ThreadDump, error) {
 // ends at the last quote that is followed by the attributes.
 func parseThreadLine(l string) (Thread, bool) {
 	for q := strings.LastIndexByte(l, '"'); q > 0; q = strings.LastIndexByte(l[:q], '"') {
-		m := threadAttrs().FindStringSubmatch(l[q+1:])
+		m := threadAttrs.get().FindStringSubmatch(l[q+1:])
 		if m == nil {
 			continue
 		}
@@ -1603,7 +1640,7 @@ func parseThreadLine(l string) (Thread, bool) {
 			t.Priority = atoiOr(m[3], -1)
 		}
 		t.OSPriority = atoiOr(m[4], 0)
-		t.Status = strings.TrimSpace(stackAddr().ReplaceAllString(m[7], ""))
+		t.Status = strings.TrimSpace(stackAddr.get().ReplaceAllString(m[7], ""))
 		return t, true
 	}
 	return Thread{}, false

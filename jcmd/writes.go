@@ -55,29 +55,46 @@ type fileRule struct {
 //     which no preparation can protect in a directory that others write in.
 //   - VM.log output=: LogFileOutput renames an existing file to name.0 ... (rotation) and then opens
 //     the name with fopen "a"; with output_options filecount=0 it never renames.
-var fileRules = map[string][]fileRule{
-	"Compiler.perfmap":    {{option: "filename", mode: rootfs.Follow, perm: 0o644}},
-	"GC.heap_dump":        {{option: "filename", mode: rootfs.Exclusive, perm: 0o600, overwrite: "-overwrite"}},
-	"Thread.dump_to_file": {{option: "filepath", mode: rootfs.Exclusive, perm: 0o644, overwrite: "-overwrite"}},
-	"JFR.start":           {{option: "filename", mode: rootfs.Follow, perm: 0o644, dirOK: true, deferred: true}},
-	"JFR.dump":            {{option: "filename", mode: rootfs.Follow, perm: 0o644, dirOK: true}},
-	"JFR.stop":            {{option: "filename", mode: rootfs.Follow, perm: 0o644, dirOK: true}},
-	"JFR.configure":       {{option: "repositorypath", mode: rootfs.PrivateDir}, {option: "dumppath", mode: rootfs.PrivateDir}},
-	"System.dump_map":     {{option: "-F", mode: rootfs.Follow, perm: 0o644}},
-	"VM.cds":              {{option: "filename", mode: rootfs.Private}},
-	"VM.log":              {{option: "output", mode: rootfs.Private, perm: 0o644}},
+//
+// A switch, not a package-level map, which gjcmd would build at every start.
+func fileRules(command string) []fileRule {
+	switch command {
+	case "Compiler.perfmap":
+		return []fileRule{{option: "filename", mode: rootfs.Follow, perm: 0o644}}
+	case "GC.heap_dump":
+		return []fileRule{{option: "filename", mode: rootfs.Exclusive, perm: 0o600, overwrite: "-overwrite"}}
+	case "Thread.dump_to_file":
+		return []fileRule{{option: "filepath", mode: rootfs.Exclusive, perm: 0o644, overwrite: "-overwrite"}}
+	case "JFR.start":
+		return []fileRule{{option: "filename", mode: rootfs.Follow, perm: 0o644, dirOK: true, deferred: true}}
+	case "JFR.dump", "JFR.stop":
+		return []fileRule{{option: "filename", mode: rootfs.Follow, perm: 0o644, dirOK: true}}
+	case "JFR.configure":
+		return []fileRule{{option: "repositorypath", mode: rootfs.PrivateDir}, {option: "dumppath", mode: rootfs.PrivateDir}}
+	case "System.dump_map":
+		return []fileRule{{option: "-F", mode: rootfs.Follow, perm: 0o644}}
+	case "VM.cds":
+		return []fileRule{{option: "filename", mode: rootfs.Private}}
+	case "VM.log":
+		return []fileRule{{option: "output", mode: rootfs.Private, perm: 0o644}}
+	}
+	return nil
 }
 
-// writesWithoutArguments are commands that write a file of the JVM's choosing when no argument names
-// one, so that they are looked at even when the line has no arguments.
-var writesWithoutArguments = map[string]bool{
-	"Compiler.perfmap": true, "System.dump_map": true, "VM.cds": true, "JFR.dump": true, "JFR.start": true,
+// writesWithoutArguments reports the commands that write a file of the JVM's choosing when no argument
+// names one, so that they are looked at even when the line has no arguments.
+func writesWithoutArguments(command string) bool {
+	switch command {
+	case "Compiler.perfmap", "System.dump_map", "VM.cds", "JFR.dump", "JFR.start":
+		return true
+	}
+	return false
 }
 
 // mayWrite reports whether a command line can have the JVM write a file, which is worth the JVM's
 // description of the command (one round trip) to find out which.
 func mayWrite(name string, words []string) bool {
-	return len(words) > 0 || writesWithoutArguments[name]
+	return len(words) > 0 || writesWithoutArguments(name)
 }
 
 // plannedWrites returns the files that the command line name + words has the JVM write. cmd is the
@@ -92,11 +109,11 @@ func plannedWrites(name string, words []string, cmd *Command, feature, nspid int
 	values := map[string]string{}
 	set := map[string]bool{}
 	if cmd != nil {
-		b := binder{c: cmd, java: jfrJavaParsed[name]}
+		b := binder{c: cmd, java: jfrJavaParsed(name)}
 		for _, w := range words {
 			o, a, _, err := b.bind(w)
 			if err != nil {
-				if fileRules[name] != nil || hasFileType(cmd) {
+				if fileRules(name) != nil || hasFileType(cmd) {
 					return nil, fmt.Errorf("cannot tell which file %s would write: %w", name, err)
 				}
 				return nil, nil
@@ -109,7 +126,7 @@ func plannedWrites(name string, words []string, cmd *Command, feature, nspid int
 				values[o.Name] = "true"
 			}
 		}
-	} else if len(words) > 0 && fileRules[name] != nil {
+	} else if len(words) > 0 && fileRules(name) != nil {
 		return nil, fmt.Errorf("cannot tell which file %s would write without its description", name)
 	}
 	var out []write
@@ -120,7 +137,7 @@ func plannedWrites(name string, words []string, cmd *Command, feature, nspid int
 		out = append(out, w)
 	}
 	covered := map[string]bool{}
-	for _, r := range fileRules[name] {
+	for _, r := range fileRules(name) {
 		covered[r.option] = true
 		v, ok := values[r.option]
 		if !ok {

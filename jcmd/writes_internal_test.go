@@ -65,7 +65,7 @@ func TestPlannedWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		var cmd *Command
-		if len(words) > 1 || writesWithoutArguments[words[0]] {
+		if len(words) > 1 || writesWithoutArguments(words[0]) {
 			cmd = helpOf(t, c.jdk, words[0])
 		}
 		feature := 17

@@ -39,7 +39,7 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 	switch {
 	case errors.Is(err, ErrUnknownCommand):
 		return nil, nil
-	case err != nil && (fileRules[name] != nil || writesWithoutArguments[name]):
+	case err != nil && (fileRules(name) != nil || writesWithoutArguments(name)):
 		return nil, fmt.Errorf("jcmd: %s: cannot tell which files it writes: %w", name, err)
 	case err != nil:
 		cmd = nil // a command not known to write files, whose arguments cannot be told apart

@@ -3,7 +3,6 @@ package rootfs
 import (
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -49,7 +48,7 @@ func (pr *Process) show(p string) string {
 // ErrUnsafe is wrapped by the errors of Prepare for a path that a user other than the process and root
 // could redirect: a directory on the way that such a user owns or may write in without the sticky bit,
 // or an entry such a user owns in a sticky directory. It also wraps fs.ErrPermission.
-var ErrUnsafe = fmt.Errorf("%w: another user could redirect the write", fs.ErrPermission)
+var ErrUnsafe error = &wrapError{"permission denied: another user could redirect the write", fs.ErrPermission}
 
 // Mode says how a process opens a file it writes, which decides what Prepare must make sure of.
 type Mode int
@@ -96,7 +95,18 @@ func RandomHex(n int) string {
 
 // ErrSymlink is returned for a symbolic link where a file is to be written, which is never written
 // through. It wraps ErrNotRegular.
-var ErrSymlink = fmt.Errorf("refusing to use a symbolic link (%w)", ErrNotRegular)
+var ErrSymlink error = &wrapError{"refusing to use a symbolic link (not a regular file)", ErrNotRegular}
+
+// wrapError is a sentinel that wraps another, as fmt.Errorf with %w would make it, but without a call to
+// fmt at package initialization, which gjcmd would pay for at every start. Its message is written out:
+// the test compares it with fmt's.
+type wrapError struct {
+	msg string
+	err error
+}
+
+func (e *wrapError) Error() string { return e.msg }
+func (e *wrapError) Unwrap() error { return e.err }
 
 // ErrNotWritten: the process said it wrote a file, but the file Prepare made for it is still empty.
 var ErrNotWritten = errors.New("the JVM did not write it: the file prepared for it is still empty")

@@ -57,7 +57,7 @@ func (g *gjcmd) complete(cmd *cobra.Command, args []string, toComplete string) (
 		}
 		return nil, none
 	}
-	if len(args) >= 2 && (rawOps[args[1]] || args[1] == "PerfCounter.print") {
+	if len(args) >= 2 && (rawOp(args[1]) || args[1] == "PerfCounter.print") {
 		if args[1] == "load" && len(args) == 2 {
 			return nil, cobra.ShellCompDirectiveDefault // the agent library
 		}

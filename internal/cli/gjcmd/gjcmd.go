@@ -22,12 +22,16 @@ import (
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
-// rawOps are the attach operations gjcmd sends as they are (jattach style). No diagnostic command
-// has one of these names (those contain a dot, apart from "help").
-var rawOps = map[string]bool{
-	"load": true, "properties": true, "agentProperties": true, "datadump": true, "threaddump": true,
-	"dumpheap": true, "inspectheap": true, "setflag": true, "printflag": true, "jcmd": true,
-	"getversion": true,
+// rawOp reports the attach operations gjcmd sends as they are (jattach style). No diagnostic command
+// has one of these names (those contain a dot, apart from "help"). A switch rather than a map: a
+// package-level map is built at every start, and gjcmd starts often.
+func rawOp(name string) bool {
+	switch name {
+	case "load", "properties", "agentProperties", "datadump", "threaddump",
+		"dumpheap", "inspectheap", "setflag", "printflag", "jcmd", "getversion":
+		return true
+	}
+	return false
 }
 
 // Main runs gjcmd with the given arguments (without the program name) and returns the exit status.
@@ -177,7 +181,7 @@ func parseRequest(words []string) (request, error) {
 			return request{kind: "perfcounters", display: w}, nil
 		}
 	}
-	if len(words) > 0 && rawOps[words[0]] {
+	if len(words) > 0 && rawOp(words[0]) {
 		return request{kind: "raw", op: words[0], args: words[1:], display: strings.Join(words, " ")}, nil
 	}
 	line := strings.Join(words, " ")
@@ -330,7 +334,7 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 	res.setStatus(err)
 	var je *attach.JVMError
 	if errors.As(err, &je) && len(words) > 0 && strings.Contains(je.Message, "Unknown diagnostic command") {
-		if since, ok := commandSince[name]; ok {
+		if since, ok := commandSince(name); ok {
 			if feature, ferr := cl.Feature(ctx); ferr == nil && feature < since {
 				res.notef("JDK %d has no %s (added in JDK %d)", feature, name, since)
 			}
@@ -394,9 +398,17 @@ func interrupted(err error, cl *jcmd.Client, name string, ws *jcmd.Writes) error
 	return fmt.Errorf("interrupted; %s goes on in JVM %d, which will write %s: %w", name, pid, where, context.Canceled)
 }
 
-// commandSince are commands that older JDKs lack, with the release that added them, so that the answer
-// to "Unknown diagnostic command" can name the JDK.
-var commandSince = map[string]int{"Compiler.perfmap": 17, "Thread.dump_to_file": 21}
+// commandSince names the release that added a command that older JDKs lack, so that the answer to
+// "Unknown diagnostic command" can name the JDK.
+func commandSince(name string) (int, bool) {
+	switch name {
+	case "Compiler.perfmap":
+		return 17, true
+	case "Thread.dump_to_file":
+		return 21, true
+	}
+	return 0, false
+}
 
 // checkError is an invalid command line found before sending: exit status 1, as the JVM's own
 // rejection would give.
