@@ -193,7 +193,7 @@ func FuzzEncode(f *testing.F) {
 // wraps as the fmt.Errorf it replaces.
 func TestAttachDisabledSentinel(t *testing.T) {
 	want := fmt.Errorf("%w: attach mechanism disabled in the target JVM (started with -XX:+DisableAttachMechanism)", ErrNoListener)
-	if ErrAttachDisabled.Error() != want.Error() || errors.Unwrap(ErrAttachDisabled) != ErrNoListener {
+	if ErrAttachDisabled.Error() != want.Error() || !errors.Is(errors.Unwrap(ErrAttachDisabled), ErrNoListener) {
 		t.Errorf("ErrAttachDisabled = %q wrapping %v, want %q wrapping ErrNoListener", ErrAttachDisabled, errors.Unwrap(ErrAttachDisabled), want)
 	}
 }
