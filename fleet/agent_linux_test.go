@@ -297,12 +297,21 @@ func readCollector(t *testing.T, files []string) []otlpRecord {
 	return out
 }
 
+// TestAgentBackends runs the agent with an OpenTelemetry Collector, Grafana Pyroscope and a directory
+// as sinks, for ten windows of 10 s after every JVM has been seen, against JVMs of every JDK on the host,
+// one in a pivot_root container placed in a Kubernetes pod's cgroup and one run by podman. Every window
+// of every JVM must arrive in each backend with its labels and the agent's stacks; a JVM started
+// during the run appears in the next window, one that exits disappears without an error; and each
+// window's top-10 leaf methods of the busiest JVM equal a one-shot `jvmkit profile` of the same span.
 func TestAgentBackends(t *testing.T) {
 	testutil.MustHaveRoot(t)
+	t.Parallel() // with TestAgentBackendDown: both mostly wait for windows
 	jdks := testutil.JDKs(t)
 	col := testutil.StartCollector(t)
+	pyro := testutil.StartPyroscope(t)
 	const (
-		window = 3 * time.Second
+		window  = 10 * time.Second
+		windows = 10
 		// A rate above the default: the workloads use little CPU, and the top-10 comparison needs
 		// a few hundred samples per window.
 		freq = 199
@@ -357,7 +366,7 @@ func TestAgentBackends(t *testing.T) {
 	dir := t.TempDir()
 	agent, err := fleet.New(fleet.Options{
 		Window: window, Frequency: freq, Host: "test-node", Select: ours.selects, Version: "test",
-		Sinks:  []fleet.Sink{&fleet.OTLP{Endpoint: col.URL, Version: "test"}, &fleet.Dir{Path: dir}, tp},
+		Sinks:  []fleet.Sink{&fleet.OTLP{Endpoint: col.URL, Version: "test"}, &fleet.Pyroscope{URL: pyro.URL}, &fleet.Dir{Path: dir}, tp},
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
@@ -369,28 +378,36 @@ func TestAgentBackends(t *testing.T) {
 	go func() { runErr = agent.Run(ctx); close(ran) }()
 	defer func() { stop(); <-ran }()
 
-	batches := tp.waitFor(t, time.Minute, "a window from every JVM", func(b [][]*fleet.Window) bool {
+	batches := tp.waitFor(t, 3*window, "a window from every JVM", func(b [][]*fleet.Window) bool {
 		return len(b) >= 1 && len(pidsIn(b[len(b)-1])) == len(jvms)
 	})
-	// A one-shot profile of the first JVM, started as a window begins, for three windows' length (on a
-	// loaded 2-core machine one window has too few samples for ranks 8 to 10 to mean anything).
-	const shotWindows = 4
+	first := len(batches) // the index of the first of the ten windows
 	cutAt := batches[len(batches)-1][0].End
+
+	// One-shot profiles of the busy JVM, one per window, by two runners taking turns: a one-shot
+	// profile opens the JVM (a second or so) before it samples, which the other runner's window
+	// leaves time for. Each starts when its window does, at the agent's cut.
 	type shot struct {
 		stacks map[string]int64
 		err    error
 	}
-	shotc := make(chan shot, 1)
-	go func() {
-		s, err := oneShot(jvms[0].j.PID, shotWindows*window, freq)
-		shotc <- shot{s, err}
-	}()
+	shots := make([]shot, windows)
+	var shooters sync.WaitGroup
+	for r := range 2 {
+		shooters.Go(func() {
+			for k := r; k < windows; k += 2 {
+				<-time.After(time.Until(cutAt.Add(time.Duration(k) * window))) // a wall-clock start, not a wait for an event
+				s, err := oneShot(jvms[0].j.PID, window, freq)
+				shots[k] = shot{s, err}
+			}
+		})
+	}
 
 	// A JVM started now is in the window after the one it started in.
 	late := start(jdks[len(jdks)-1], "late", testutil.JVMOptions{Env: []string{"OTEL_SERVICE_NAME=late"}})
 	ready := time.Now()
 	var lateFirst *fleet.Window
-	tp.waitFor(t, time.Minute, "the late JVM's window", func(b [][]*fleet.Window) bool {
+	tp.waitFor(t, 3*window, "the late JVM's window", func(b [][]*fleet.Window) bool {
 		for _, ws := range b {
 			if w := pidsIn(ws)[late.j.PID]; w != nil {
 				lateFirst = w
@@ -400,25 +417,16 @@ func TestAgentBackends(t *testing.T) {
 		return false
 	})
 	// It was ready during some window [s, s+window): the next one starts at s+window <= ready+window.
-	// Opening a JVM (VMStructs, code cache, libjvm.so's symbols) takes a second or two on a loaded
-	// 2-core machine, a tenth of a default window but most of a test window: one more is allowed.
-	if lateFirst.Start.After(ready.Add(2 * window)) {
+	if lateFirst.Start.After(ready.Add(window)) {
 		t.Errorf("the late JVM, ready at %v, first appears in the window starting at %v: not the next window", ready, lateFirst.Start)
 	}
 
 	// A JVM that exits disappears, without an error.
-	gone := jvms[1] // not jvms[0]: the one-shot profile is sampling that one
+	gone := jvms[1] // not jvms[0]: the one-shot profiles sample that one
 	gone.j.Stop()
 	stoppedAt := len(tp.snapshot())
-	tp.waitFor(t, time.Minute, "two windows after the exit", func(b [][]*fleet.Window) bool { return len(b) >= stoppedAt+2 })
-	sh := <-shotc
-	if sh.err != nil {
-		t.Fatal(sh.err)
-	}
-	shotEnd := cutAt.Add(shotWindows * window)
-	tp.waitFor(t, time.Minute, "the windows of the one-shot profile's span", func(b [][]*fleet.Window) bool {
-		return len(b) > 0 && !b[len(b)-1][0].End.Before(shotEnd)
-	})
+	tp.waitFor(t, (windows+2)*window, "ten windows", func(b [][]*fleet.Window) bool { return len(b) >= first+windows })
+	shooters.Wait()
 	stop()
 	<-ran
 	if runErr != nil {
@@ -432,9 +440,23 @@ func TestAgentBackends(t *testing.T) {
 	}
 	var metrics bytes.Buffer
 	_ = agent.WriteMetrics(&metrics)
-	for _, bad := range []string{"jvmkit_agent_jvms_skipped_total{", "jvmkit_agent_errors_total{", `jvmkit_agent_windows_dropped_total{sink="otlp"} 1`} {
+	for _, bad := range []string{"jvmkit_agent_jvms_skipped_total{", "jvmkit_agent_errors_total{"} {
 		if strings.Contains(metrics.String(), bad) {
 			t.Errorf("metrics show %s:\n%s", bad, metrics.String())
+		}
+	}
+	for line := range strings.Lines(metrics.String()) {
+		if strings.HasPrefix(line, "jvmkit_agent_windows_dropped_total{") && !strings.HasSuffix(strings.TrimSpace(line), " 0") {
+			t.Errorf("metrics show windows dropped: %s", line)
+		}
+	}
+	// Every JVM that ran through the ten windows is in each of them.
+	for k := first; k < first+windows; k++ {
+		in := pidsIn(batches[k])
+		for _, v := range jvms {
+			if v != gone && v != late && in[v.j.PID] == nil {
+				t.Errorf("window %d has no profile of pid %d (%s)", k, v.j.PID, v.service)
+			}
 		}
 	}
 
@@ -451,7 +473,7 @@ func TestAgentBackends(t *testing.T) {
 		if len(recs) >= 2*total || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // polls the collector's file
 	}
 	for _, r := range recs {
 		if r.typ == "cpu" {
@@ -469,23 +491,6 @@ func TestAgentBackends(t *testing.T) {
 	for i, b := range batches {
 		for _, w := range b {
 			v := want[w.Target.PID]
-			r, ok := byWindow[strconv.Itoa(w.Target.PID)+"@"+strconv.FormatInt(w.Start.UnixNano(), 10)]
-			if !ok {
-				t.Errorf("window %d of pid %d (%s) not in the collector", i, w.Target.PID, v.service)
-				continue
-			}
-			wantAttrs := map[string]string{"service.name": v.service, "host.name": "test-node", "process.pid": strconv.Itoa(v.j.PID), "process.runtime.version": v.jdk.Version}
-			if v.podID != "" {
-				wantAttrs["container.id"], wantAttrs["container.runtime"] = v.podID, v.runtime
-			}
-			if v.pod != "" {
-				wantAttrs["k8s.pod.uid"] = v.pod
-			}
-			for k, val := range wantAttrs {
-				if r.attrs[k] != val {
-					t.Errorf("pid %d window %d: %s = %q, want %q", w.Target.PID, i, k, r.attrs[k], val)
-				}
-			}
 			p, err := w.Profile()
 			if err != nil {
 				t.Fatal(err)
@@ -494,8 +499,47 @@ func TestAgentBackends(t *testing.T) {
 			for s, n := range ref {
 				ref[s] = n * p.Period
 			}
-			if !mapsEqual(ref, r.stacks) {
-				t.Errorf("pid %d window %d: the collector's stacks differ from the agent's (%d vs %d stacks)", w.Target.PID, i, len(r.stacks), len(ref))
+			r, ok := byWindow[strconv.Itoa(w.Target.PID)+"@"+strconv.FormatInt(w.Start.UnixNano(), 10)]
+			if !ok {
+				t.Errorf("window %d of pid %d (%s) not in the collector", i, w.Target.PID, v.service)
+			} else {
+				wantAttrs := map[string]string{"service.name": v.service, "host.name": "test-node", "process.pid": strconv.Itoa(v.j.PID), "process.runtime.version": v.jdk.Version}
+				if v.podID != "" {
+					wantAttrs["container.id"], wantAttrs["container.runtime"] = v.podID, v.runtime
+				}
+				if v.pod != "" {
+					wantAttrs["k8s.pod.uid"] = v.pod
+				}
+				for k, val := range wantAttrs {
+					if r.attrs[k] != val {
+						t.Errorf("pid %d window %d: %s = %q, want %q", w.Target.PID, i, k, r.attrs[k], val)
+					}
+				}
+				if !mapsEqual(ref, r.stacks) {
+					t.Errorf("pid %d window %d: the collector's stacks differ from the agent's (%d vs %d stacks)", w.Target.PID, i, len(r.stacks), len(ref))
+				}
+			}
+			// Pyroscope has it too: its CPU total for the JVM's series over the window's span, and each
+			// leaf frame's self time (pprof: the first line of the first location, by its function's
+			// name, which is what Pyroscope shows) as the agent sent it.
+			var sum int64
+			for _, n := range ref {
+				sum += n
+			}
+			got, self := pyroscopeTotal(t, pyro.URL, map[string]string{"service_name": v.service, "process_pid": strconv.Itoa(w.Target.PID)}, w.Start, w.End)
+			if got != sum {
+				t.Errorf("pid %d window %d: Pyroscope has %d ns of CPU, the agent sent %d", w.Target.PID, i, got, sum)
+			}
+			leaves := map[string]int64{}
+			for _, s := range p.Sample {
+				if len(s.Location) > 0 && len(s.Location[0].Line) > 0 {
+					leaves[s.Location[0].Line[0].Function.Name] += s.Value[0] * p.Period
+				}
+			}
+			for leaf, n := range leaves {
+				if self[leaf] != n {
+					t.Errorf("pid %d window %d: Pyroscope has %d ns in %q, the agent sent %d", w.Target.PID, i, self[leaf], leaf, n)
+				}
 			}
 		}
 	}
@@ -506,57 +550,69 @@ func TestAgentBackends(t *testing.T) {
 		t.Errorf("%d files in the directory, %d windows", len(files), total)
 	}
 
-	// The windows' top-10 leaf methods equal the one-shot profile's in at least 8 of 10.
-	agentStacks := map[string]int64{}
-	var agentN int64
-	var spans []string
-	for _, b := range batches {
-		x := pidsIn(b)[jvms[0].j.PID]
-		if x == nil || x.Start.Before(cutAt) || !x.Start.Before(cutAt.Add(shotWindows*window)) {
+	// Each window's top-10 leaf methods equal its one-shot profile's in at least 8 of 10.
+	for k := range windows {
+		sh := shots[k]
+		if sh.err != nil {
+			t.Fatal(sh.err)
+		}
+		// The agent's ticker does not drift: its k-th window from cutAt starts k windows on, give or
+		// take the ticker's lateness.
+		at := cutAt.Add(time.Duration(k) * window)
+		var x *fleet.Window
+		for _, b := range batches {
+			if w := pidsIn(b)[jvms[0].j.PID]; w != nil && w.Start.Sub(at).Abs() < window/4 {
+				x = w
+			}
+		}
+		if x == nil {
+			t.Errorf("no agent window of pid %d starts near %v", jvms[0].j.PID, at)
 			continue
 		}
 		p, err := x.Profile()
 		if err != nil {
 			t.Fatal(err)
 		}
-		for s, n := range folded(p) {
-			agentStacks[s] += n
-		}
-		agentN += x.Samples
-		spans = append(spans, x.Start.Format("15:04:05.000")+"-"+x.End.Format("15:04:05.000"))
+		agentStacks := folded(p)
+		compareLeaves(t, fmt.Sprintf("window %d (%s-%s)", k, x.Start.Format("15:04:05.000"), x.End.Format("15:04:05.000")), agentStacks, sh.stacks)
 	}
-	a, o := topLeaves(agentStacks, 10), topLeaves(sh.stacks, 10)
-	common := 0
-	for _, l := range a {
-		if slices.Contains(o, l) {
-			common++
-		}
+}
+
+// compareLeaves requires the top-10 leaf methods of the agent's window and of a one-shot profile of
+// the same span to have at least 8 in common. With a few hundred samples ranks 8 to 10 are a few
+// samples each: below 300 samples on either side the comparison is of the top 5 (>= 4 in common),
+// which sampling noise does not reorder; below 100 (a machine so loaded that the JVM hardly runs) it
+// cannot tell and only logs.
+func compareLeaves(t *testing.T, what string, agentStacks, shotStacks map[string]int64) {
+	t.Helper()
+	var agentN, shotN int64
+	for _, n := range agentStacks {
+		agentN += n
 	}
-	var shotN int64
-	for _, n := range sh.stacks {
+	for _, n := range shotStacks {
 		shotN += n
 	}
-	t.Logf("windows %v from %v: %d samples; one-shot: %d samples", spans, cutAt.Format("15:04:05.000"), agentN, shotN)
-	t.Logf("top-10 leaf methods: agent window %v\n  one-shot profile %v\n  %d in common", a, o, common)
-	// With a few hundred samples ranks 8 to 10 are a few samples each: below 300 samples on either
-	// side the comparison is of the top 5 (>= 4 in common), which sampling noise does not reorder;
-	// below 100 (a machine so loaded that the JVM hardly runs) it cannot tell and only logs.
-	switch n := min(agentN, shotN); {
-	case n < 100:
-		t.Logf("only %d samples on one side: the leaf comparison cannot tell anything; not judged", n)
-	case n < 300:
-		a5, o5 := topLeaves(agentStacks, 5), topLeaves(sh.stacks, 5)
-		c5 := 0
-		for _, l := range a5 {
-			if slices.Contains(o5, l) {
-				c5++
+	common := func(n int) (int, []string, []string) {
+		a, o := topLeaves(agentStacks, n), topLeaves(shotStacks, n)
+		c := 0
+		for _, l := range a {
+			if slices.Contains(o, l) {
+				c++
 			}
 		}
-		if c5 < min(4, len(a5), len(o5)) {
-			t.Errorf("top-5 leaf methods (%d samples): %d of 5 in common, want >= 4", n, c5)
+		return c, a, o
+	}
+	c10, a, o := common(10)
+	t.Logf("%s: agent %d samples, one-shot %d; top-10 leaf methods in common: %d\n  agent    %v\n  one-shot %v", what, agentN, shotN, c10, a, o)
+	switch n := min(agentN, shotN); {
+	case n < 100:
+		t.Logf("%s: only %d samples on one side: the leaf comparison cannot tell anything; not judged", what, n)
+	case n < 300:
+		if c5, a5, o5 := common(5); c5 < min(4, len(a5), len(o5)) {
+			t.Errorf("%s: top-5 leaf methods (%d samples): %d of 5 in common, want >= 4", what, n, c5)
 		}
-	case common < min(8, len(a), len(o)):
-		t.Errorf("top-10 leaf methods: %d of 10 in common, want >= 8", common)
+	case c10 < min(8, len(a), len(o)):
+		t.Errorf("%s: top-10 leaf methods: %d of 10 in common, want >= 8", what, c10)
 	}
 }
 
@@ -610,6 +666,7 @@ func metricsOf(url string) (map[string]float64, error) {
 // windows after the restart arrive; SIGTERM then sends the last, partial window.
 func TestAgentBackendDown(t *testing.T) {
 	testutil.MustHaveRoot(t)
+	t.Parallel() // with TestAgentBackends
 	jdk := testutil.JDK17(t)
 	col := testutil.StartCollector(t)
 	bin := testutil.BuildTool(t, "cmd/jvmkit")
