@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/jcmd"
@@ -25,7 +23,8 @@ type Options struct {
 	// Window is how long each profile covers; default 60 s. New JVMs are looked for at every window's
 	// end, so a JVM started during window n is profiled from window n+1.
 	Window time.Duration
-	// Frequency is the sampling rate per thread in Hz (cpu-clock: on-CPU time only); default 99.
+	// Frequency is the sampling rate in Hz of on-CPU time (cpu-clock; a thread that runs all the time
+	// gets that many samples a second); default 99.
 	Frequency int
 	// Sinks receive every window; at least one.
 	Sinks []Sink
@@ -139,7 +138,7 @@ type profiler struct {
 	vm        *vmstructs.JVM
 	w         *unwind.Walker
 	refreshed time.Time
-	pidfd     int
+	proc      *procfs.Handle // tells when the JVM exits
 }
 
 func (p *profiler) swap(next *stacks) *stacks {
@@ -410,24 +409,21 @@ func (a *Agent) start(ctx context.Context, j jcmd.JVM, startTime uint64) (*profi
 // sampleJVM adds a JVM to the CPU sampler's: sampleCPUs walks its samples from now on, and ends it
 // when it exits or the agent stops.
 func (a *Agent) sampleJVM(p *profiler, vm *vmstructs.JVM, w *unwind.Walker) error {
-	pidfd, err := unix.PidfdOpen(vm.PID, 0)
+	h, err := procfs.OpenHandle(vm.PID)
 	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return fmt.Errorf("pidfd: %w", attach.ErrProcessGone)
-		}
-		return fmt.Errorf("pidfd: %w", err)
+		return err
 	}
-	p.vm, p.w, p.pidfd, p.refreshed = vm, w, pidfd, time.Now()
+	p.vm, p.w, p.proc, p.refreshed = vm, w, h, time.Now()
 	a.byPIDMu.Lock()
 	defer a.byPIDMu.Unlock()
 	m := *a.byPID.Load()
 	if _, ok := m[vm.PID]; ok {
 		// The pid's last process exited less than exitCheck ago and is not ended yet.
-		unix.Close(pidfd)
+		_ = h.Close()
 		return fmt.Errorf("pid %d: the sampling of its previous process has not ended yet", vm.PID)
 	}
 	if err := a.cpu.Add(vm.PID); err != nil {
-		unix.Close(pidfd)
+		_ = h.Close()
 		return err
 	}
 	m = maps.Clone(m)
@@ -471,7 +467,7 @@ func (a *Agent) sampleCPUs(stop <-chan struct{}) {
 		if time.Since(lastCheck) >= exitCheck {
 			lastCheck = time.Now()
 			for _, p := range ps {
-				if procfs.Exited(p.pidfd) {
+				if p.proc.Exited() {
 					a.endSampling(p, fmt.Errorf("sample %d: the process exited: %w", p.target.PID, unwind.ErrProcessExited))
 				}
 			}
@@ -493,7 +489,7 @@ func (a *Agent) endSampling(p *profiler, err error) {
 	}
 	a.byPIDMu.Unlock()
 	p.vm.Close()
-	unix.Close(p.pidfd)
+	_ = p.proc.Close()
 	p.err = err
 	close(p.done)
 }

@@ -16,6 +16,18 @@
 // not HotSpot, VMStructs unreadable) is skipped with a reason, counted, and tried again at the next
 // window; none of them blocks the others. An idle JVM (no sample in a window) sends nothing for it.
 //
+// # Sampling
+//
+// One cpu-clock event per CPU samples every JVM profiled ([unwind.CPUSampler]): a BPF program on each
+// event keeps the samples of the JVMs' process ids (a map the agent updates as JVMs come and go) and
+// drops the rest before any stack is copied. One goroutine reads the per-CPU rings (1 MiB each) ten
+// times a second and walks each sample with its JVM's walker at once, before the code it ran can be
+// unloaded. Nothing is kept per thread and no thread list is polled: the agent's cost grows with the
+// samples taken, not with the JVMs' threads, and a thread started at any time is sampled from its
+// first tick. A JVM's exit is seen through a pidfd. Where the kernel refuses the BPF program (no
+// CAP_BPF), or with Options.PerThread, each JVM's threads get an event and ring of their own, found by
+// polling /proc/<pid>/task, as `jvmkit profile` does.
+//
 // # Labels
 //
 // [Target] carries the labels a service owner searches by, as OpenTelemetry resource attributes
@@ -43,8 +55,8 @@
 // backend is down, exports are retried with exponential backoff, new windows queue, and when the
 // buffer is full the oldest are dropped and counted. Permanent refusals (4xx other than 408/429)
 // drop the batch at once ([ErrRejected]). A window's distinct stacks are bounded
-// (Options.MaxStacks), frame names are interned per window, and the walker's caches are dropped
-// every second, so memory stays flat over time. When Run's context ends the last, partial window
+// (Options.MaxStacks), frame names are interned per window, and the walker's caches are bounded
+// (frames by pc) or dropped every second (its code cache view), so memory stays flat over time. When Run's context ends the last, partial window
 // is cut and sent within Options.FlushTimeout. [Agent.WriteMetrics] reports the agent's health as
 // Prometheus text (windows, profiles, samples, JVMs, skips by reason, per-sink sent, dropped,
 // rejected, errors and buffer bytes, RSS).

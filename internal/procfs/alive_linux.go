@@ -19,25 +19,13 @@ func (fs FS) Alive(pid int) bool {
 		fd, err := unix.PidfdOpen(pid, 0)
 		if err == nil {
 			defer unix.Close(fd)
-			return !pidfdExited(fd)
+			return !Exited(fd)
 		}
 		if errors.Is(err, unix.ESRCH) {
 			return false
 		}
 	}
 	return fs.aliveByStat(pid)
-}
-
-// pidfdExited reports whether the process behind pidfd has exited, without waiting.
-func pidfdExited(pidfd int) bool {
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 0)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		return err == nil && n > 0
-	}
 }
 
 func isNoProcess(err error) bool { return errors.Is(err, unix.ESRCH) }

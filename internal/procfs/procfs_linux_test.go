@@ -147,3 +147,35 @@ func TestWrap(t *testing.T) {
 		t.Error("Wrap(nil) != nil")
 	}
 }
+
+// TestHandle holds a child process: it has not exited while it runs, has once killed (a zombie, then
+// reaped), and a pid that names no process cannot be held.
+func TestHandle(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := OpenHandle(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if h.Exited() {
+		t.Error("Exited() while it runs")
+	}
+	_ = cmd.Process.Kill()
+	deadline := time.Now().Add(10 * time.Second)
+	for !h.Exited() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // polls the pidfd
+	}
+	if !h.Exited() {
+		t.Error("not Exited() after SIGKILL (a zombie)")
+	}
+	_ = cmd.Wait()
+	if !h.Exited() {
+		t.Error("not Exited() once reaped")
+	}
+	if _, err := OpenHandle(cmd.Process.Pid); !errors.Is(err, procerr.ErrProcessGone) {
+		t.Errorf("OpenHandle of a reaped pid: %v, want ErrProcessGone", err)
+	}
+}

@@ -1,0 +1,21 @@
+package procfs
+
+import "golang.org/x/sys/unix"
+
+// Handle is a hold on one process (a pidfd): unlike its pid, it cannot come to name another process.
+type Handle struct{ fd int }
+
+// OpenHandle takes a hold on process pid; a process that is gone is procerr.ErrProcessGone.
+func OpenHandle(pid int) (*Handle, error) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil, Wrap(pid, "pidfd", err)
+	}
+	return &Handle{fd: fd}, nil
+}
+
+// Exited reports, without waiting, whether the process has exited (a zombie has).
+func (h *Handle) Exited() bool { return Exited(h.fd) }
+
+// Close releases the hold.
+func (h *Handle) Close() error { return unix.Close(h.fd) }
