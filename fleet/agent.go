@@ -175,11 +175,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	var sampling sync.WaitGroup
 	stopSampling := make(chan struct{}) // closed once the discoverer, which adds JVMs, has returned
 	if !a.opts.PerThread {
-		cpu, err := unwind.NewCPUSampler(unwind.SamplerOptions{Frequency: a.opts.Frequency, DrainEvery: cpuDrainEvery})
+		cpu, err := a.newCPUSampler()
 		if err != nil {
 			a.log.Warn("agent: no per-CPU sampling; sampling each JVM's threads instead (more CPU per JVM)", "err", err)
 		} else {
 			a.cpu = cpu
+			a.stats.perCPU.Store(true)
 			a.byPID.Store(&map[int]*profiler{})
 			sampling.Go(func() { a.sampleCPUs(stopSampling) })
 		}
@@ -342,7 +343,7 @@ func (a *Agent) discover(ctx context.Context, js *jvmSet) {
 		t0 := time.Now()
 		p, err := a.start(ctx, j, st)
 		if err != nil {
-			if !isGone(err) && ctx.Err() == nil {
+			if !isGone(err) && !errors.Is(err, errPIDBusy) && ctx.Err() == nil {
 				reason := reasonOf(err)
 				a.stats.skip(reason)
 				a.log.Warn("agent: cannot profile a JVM; will try again next window", "pid", j.PID, "main", j.MainClass, "reason", reason, "err", err)
@@ -406,6 +407,29 @@ func (a *Agent) start(ctx context.Context, j jcmd.JVM, startTime uint64) (*profi
 	return p, nil
 }
 
+// newCPUSampler opens the per-CPU sampler, if the agent can use it: it sees pids as the kernel's BPF
+// helpers do (it runs in the initial pid namespace: hostPID in Kubernetes) and can hold processes by
+// pidfd (Linux 5.3+) to see them exit.
+func (a *Agent) newCPUSampler() (*unwind.CPUSampler, error) {
+	st, err := procfs.Default.Status(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	if len(st.NSpid) > 1 {
+		return nil, fmt.Errorf("the agent runs in a pid namespace of its own (its pid there is %d; run it in the host's: hostPID)", st.NSpid[len(st.NSpid)-1])
+	}
+	h, err := procfs.OpenHandle(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	_ = h.Close()
+	return unwind.NewCPUSampler(unwind.SamplerOptions{Frequency: a.opts.Frequency, DrainEvery: cpuDrainEvery})
+}
+
+// errPIDBusy: a JVM's pid is still held by the sampling of its previous process, which exited less
+// than exitCheck ago; the JVM is tried again at the next window.
+var errPIDBusy = errors.New("the sampling of the previous process of this pid has not ended yet")
+
 // sampleJVM adds a JVM to the CPU sampler's: sampleCPUs walks its samples from now on, and ends it
 // when it exits or the agent stops.
 func (a *Agent) sampleJVM(p *profiler, vm *vmstructs.JVM, w *unwind.Walker) error {
@@ -420,7 +444,7 @@ func (a *Agent) sampleJVM(p *profiler, vm *vmstructs.JVM, w *unwind.Walker) erro
 	if _, ok := m[vm.PID]; ok {
 		// The pid's last process exited less than exitCheck ago and is not ended yet.
 		_ = h.Close()
-		return fmt.Errorf("pid %d: the sampling of its previous process has not ended yet", vm.PID)
+		return fmt.Errorf("pid %d: %w", vm.PID, errPIDBusy)
 	}
 	if err := a.cpu.Add(vm.PID); err != nil {
 		_ = h.Close()
@@ -440,6 +464,7 @@ func (a *Agent) sampleCPUs(stop <-chan struct{}) {
 	tick := time.NewTicker(a.cpu.DrainEvery())
 	defer tick.Stop()
 	lastCheck := time.Now()
+	var lost uint64
 	for {
 		stopping := false
 		select {
@@ -458,6 +483,10 @@ func (a *Agent) sampleCPUs(stop <-chan struct{}) {
 				p.add(&st)
 			}
 		})
+		if n := a.cpu.Lost(); n > lost {
+			a.stats.lost.Add(int64(n - lost))
+			lost = n
+		}
 		if stopping {
 			for _, p := range ps {
 				a.endSampling(p, nil)

@@ -24,9 +24,12 @@
 // times a second and walks each sample with its JVM's walker at once, before the code it ran can be
 // unloaded. Nothing is kept per thread and no thread list is polled: the agent's cost grows with the
 // samples taken, not with the JVMs' threads, and a thread started at any time is sampled from its
-// first tick. A JVM's exit is seen through a pidfd. Where the kernel refuses the BPF program (no
-// CAP_BPF), or with Options.PerThread, each JVM's threads get an event and ring of their own, found by
-// polling /proc/<pid>/task, as `jvmkit profile` does.
+// first tick. A JVM's exit is seen through a pidfd. The kernel's lost samples (a ring read too late)
+// are counted. Where the per-CPU way is not open to the agent — it runs in a pid namespace of its own
+// (no hostPID: its pids are not the kernel's), no pidfds (Linux < 5.3), the kernel refuses the BPF
+// program (Linux < 4.9, no CAP_BPF or CAP_SYS_ADMIN) — or with Options.PerThread, each JVM's threads
+// get an event and ring of their own, found by polling /proc/<pid>/task, as `jvmkit profile` does;
+// the metric jvmkit_agent_sampling says which.
 //
 // # Labels
 //
@@ -64,7 +67,8 @@
 // # Compatibility
 //
 // Linux x86-64 (the unwinder's platform); elsewhere the package builds and JVMs are skipped with
-// reason "not-supported". Tested on Linux 6.18 with OpenJDK 17 (Debian) and Temurin 25, against an
+// reason "not-supported". Per-CPU sampling needs Linux 5.3+ and the host's pid namespace (see
+// Sampling); per-thread sampling works on any kernel with perf_event_open. Tested on Linux 6.18 with OpenJDK 17 (Debian) and Temurin 25, against an
 // OpenTelemetry Collector v0.165.0 (otlpreceiver, fileexporter, --feature-gates=service.profilesSupport)
 // and Grafana Pyroscope v1.9.0, both built by scripts/build-backends.
 package fleet

@@ -38,9 +38,11 @@ type stats struct {
 	windows   atomic.Int64 // window periods cut
 	profiles  atomic.Int64 // per-JVM windows made
 	samples   atomic.Int64
+	lost      atomic.Int64 // samples the kernel dropped (a ring was full)
 	broken    atomic.Int64
 	truncated atomic.Int64
 	jvms      atomic.Int64 // being profiled now
+	perCPU    atomic.Bool  // sampling with one event per CPU (else per thread)
 	started   atomic.Int64
 	exited    atomic.Int64
 	sinks     []*sinkStats
@@ -81,6 +83,12 @@ func (a *Agent) WriteMetrics(w io.Writer) error {
 	metric("jvmkit_agent_windows_total", "counter", "Window periods cut.", num(s.windows.Load()))
 	metric("jvmkit_agent_profiles_total", "counter", "Per-JVM profiles made (one per JVM per window).", num(s.profiles.Load()))
 	metric("jvmkit_agent_samples_total", "counter", "CPU samples walked.", num(s.samples.Load()))
+	metric("jvmkit_agent_samples_lost_total", "counter", "Samples the kernel dropped because a ring was full (the agent read it too late).", num(s.lost.Load()))
+	mode := "per-thread"
+	if s.perCPU.Load() {
+		mode = "per-cpu"
+	}
+	metric("jvmkit_agent_sampling", "gauge", "How the agent samples: one BPF-filtered event per CPU, or events per thread.", `{mode="`+mode+`"} 1`)
 	metric("jvmkit_agent_samples_broken_total", "counter", "Samples whose stack ended before its thread's root.", num(s.broken.Load()))
 	metric("jvmkit_agent_samples_truncated_total", "counter", "Samples folded into a [truncated] stack (too many distinct stacks in a window).", num(s.truncated.Load()))
 	metric("jvmkit_agent_jvms", "gauge", "JVMs being profiled.", num(s.jvms.Load()))

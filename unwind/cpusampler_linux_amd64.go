@@ -9,6 +9,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/internal/procfs"
@@ -21,14 +22,22 @@ import (
 // memory do not grow with the threads or processes sampled. Each CPU's event samples whatever runs
 // on that CPU at the given rate, so a thread that runs all the time gets that rate, as with a
 // Sampler. It needs root (CAP_PERFMON and CAP_BPF).
+//
+// It needs Linux 4.9+ (BPF programs on perf events) and, for its pids to be the kernel's, to run in the
+// initial pid namespace. CPUs that come online later are sampled from the next Drain that looks (every
+// few seconds).
 type CPUSampler struct {
-	opts  SamplerOptions
-	prog  *ebpf.Program
-	pids  *ebpf.Map // process id (u32) -> 1
-	rings []*ring   // one per CPU
-	lost  uint64
-	buf   []byte
+	opts   SamplerOptions
+	prog   *ebpf.Program
+	pids   *ebpf.Map     // process id (u32) -> 1
+	rings  map[int]*ring // by CPU
+	looked time.Time     // when the online CPUs were last read
+	lost   uint64
+	buf    []byte
 }
+
+// cpuLook is how often Drain reads the online CPUs again.
+const cpuLook = 5 * time.Second
 
 // cpuRingPages is the data pages of each CPU's ring: 1 MiB, about 30 samples of 32 KiB stacks, 300
 // ms of one CPU at 99 Hz.
@@ -49,7 +58,12 @@ func NewCPUSampler(opts SamplerOptions) (*CPUSampler, error) {
 	if opts.DrainEvery <= 0 {
 		opts.DrainEvery = 10 * time.Millisecond
 	}
-	s := &CPUSampler{opts: opts}
+	s := &CPUSampler{opts: opts, rings: map[int]*ring{}}
+	// Kernels before 5.11 charge BPF maps and programs to RLIMIT_MEMLOCK (64 KiB by default); later ones
+	// to the memory cgroup, where this does nothing.
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return nil, fmt.Errorf("unwind: cpu sampler: %w", err)
+	}
 	var err error
 	s.pids, err = ebpf.NewMap(&ebpf.MapSpec{Name: "jvmkit_pids", Type: ebpf.Hash, KeySize: 4, ValueSize: 1, MaxEntries: MaxCPUSampled})
 	if err != nil {
@@ -65,23 +79,41 @@ func NewCPUSampler(opts SamplerOptions) (*CPUSampler, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("unwind: cpu sampler: BPF program: %w", err)
 	}
-	cpus, err := procfs.OnlineCPUs()
-	if err != nil {
+	if err := s.openCPUs(); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("unwind: cpu sampler: %w", err)
 	}
-	for _, cpu := range cpus {
-		r, err := s.open(cpu)
-		if err != nil {
-			_ = s.Close()
-			if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
-				return nil, fmt.Errorf("unwind: cpu sampler: CPU %d: %w (run as root)", cpu, err)
-			}
-			return nil, fmt.Errorf("unwind: cpu sampler: CPU %d: %w", cpu, err)
-		}
-		s.rings = append(s.rings, r)
-	}
 	return s, nil
+}
+
+// openCPUs opens the events of online CPUs that have none, and enables those that have one (a CPU
+// taken offline and back leaves its event off). A CPU that goes offline meanwhile is skipped.
+func (s *CPUSampler) openCPUs() error {
+	s.looked = time.Now()
+	cpus, err := procfs.OnlineCPUs()
+	if err != nil {
+		return err
+	}
+	for _, cpu := range cpus {
+		if r, ok := s.rings[cpu]; ok {
+			_ = unix.IoctlSetInt(r.fd, unix.PERF_EVENT_IOC_ENABLE, 0)
+			continue
+		}
+		r, err := s.open(cpu)
+		switch {
+		case errors.Is(err, unix.ENODEV):
+			continue // offline since the list was read
+		case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+			return fmt.Errorf("CPU %d: %w (run as root)", cpu, err)
+		case err != nil:
+			return fmt.Errorf("CPU %d: %w", cpu, err)
+		}
+		s.rings[cpu] = r
+	}
+	if len(s.rings) == 0 {
+		return errors.New("no CPU could be sampled")
+	}
+	return nil
 }
 
 // pidFilter is the BPF program run at each sample: it returns 1 (keep) when the current task's
@@ -109,7 +141,7 @@ func (s *CPUSampler) open(cpu int) (*ring, error) {
 		Config:            unix.PERF_COUNT_SW_CPU_CLOCK,
 		Sample:            uint64(s.opts.Frequency),
 		Sample_type:       sampleTypes,
-		Bits:              unix.PerfBitDisabled | unix.PerfBitFreq | unix.PerfBitExcludeCallchainUser | unix.PerfBitExcludeHv | unix.PerfBitExcludeIdle,
+		Bits:              unix.PerfBitDisabled | unix.PerfBitFreq | unix.PerfBitExcludeCallchainUser | unix.PerfBitExcludeHv,
 		Sample_regs_user:  regsMask,
 		Sample_stack_user: uint32(s.opts.StackBytes),
 		Sample_max_stack:  127,
@@ -169,6 +201,9 @@ func (s *CPUSampler) DrainEvery() time.Duration {
 // Drain hands every sample in the rings to fn. The Sample and its slices are reused after fn
 // returns. Its PID says which process it is of.
 func (s *CPUSampler) Drain(fn func(*Sample)) {
+	if time.Since(s.looked) >= cpuLook {
+		_ = s.openCPUs() // on failure the CPUs sampled so far stay
+	}
 	var sample Sample
 	for _, r := range s.rings {
 		drainRing(r, &s.buf, &s.lost, &sample, fn)
@@ -183,7 +218,7 @@ func (s *CPUSampler) Close() error {
 	for _, r := range s.rings {
 		r.close()
 	}
-	s.rings = nil
+	clear(s.rings)
 	if s.prog != nil {
 		_ = s.prog.Close()
 	}

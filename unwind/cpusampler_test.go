@@ -10,8 +10,8 @@ import (
 )
 
 // TestCPUSampler samples two busy JVMs with one event per CPU, only one of them chosen: every
-// sample is of the chosen JVM, its walks reach the thread root as a Sampler's do, threads started
-// after the sampler are sampled too, and after Remove no further sample comes.
+// sample is of the chosen JVM, its walks reach the thread root as a Sampler's do, after Remove no
+// further sample comes, and the other JVM's come once it is added.
 func TestCPUSampler(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	jdk := testutil.JDK17(t)
@@ -63,5 +63,20 @@ func TestCPUSampler(t *testing.T) {
 	s.Drain(func(*Sample) { n++ })
 	if n > 0 {
 		t.Errorf("%d samples after Remove", n)
+	}
+	if err := s.Add(other.PID); err != nil {
+		t.Fatal(err)
+	}
+	n = 0
+	for deadline := time.Now().Add(30 * time.Second); n < 100 && time.Now().Before(deadline); {
+		time.Sleep(s.DrainEvery()) // a poll interval, not synchronisation
+		s.Drain(func(smp *Sample) {
+			if smp.PID == other.PID {
+				n++
+			}
+		})
+	}
+	if n < 100 {
+		t.Errorf("%d samples of the other JVM once added, want >= 100 (it was busy all along)", n)
 	}
 }

@@ -1,6 +1,12 @@
 package procfs
 
-import "golang.org/x/sys/unix"
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/procerr"
+)
 
 // Handle is a hold on one process (a pidfd): unlike its pid, it cannot come to name another process.
 type Handle struct{ fd int }
@@ -9,7 +15,10 @@ type Handle struct{ fd int }
 func OpenHandle(pid int) (*Handle, error) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		return nil, Wrap(pid, "pidfd", err)
+		if isNoProcess(err) {
+			return nil, fmt.Errorf("%w: %d", procerr.ErrProcessGone, pid)
+		}
+		return nil, fmt.Errorf("open a pidfd for process %d: %w", pid, err)
 	}
 	return &Handle{fd: fd}, nil
 }
