@@ -41,7 +41,8 @@
 //     or that a later load already replaced), the UNLOAD is left out;
 //   - even a single candidate is checked against the code cache: dead is code with no blob of that
 //     name at its start any more (freed), or, on JDKs with a sweeper (up to 19), an nmethod in state
-//     zombie or unloaded (nmethod::_state >= 3); a candidate that a later load replaced counts as dead;
+//     zombie or unloaded (vmstructs.CodeCache.Dead); a candidate that a later load replaced counts as
+//     dead;
 //   - when one or more are dead, the oldest of them is the one unloaded: the UNLOAD is logged with its
 //     start and size and the probe's time (left out if that one was replaced meanwhile);
 //   - when none is dead yet, the UNLOAD waits, and is checked again every 500 ms: after 10 s, or at the

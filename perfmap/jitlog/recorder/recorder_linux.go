@@ -203,11 +203,10 @@ type jvmRecorder struct {
 	ccN  int // loads looked up with cc, to renew it (and its caches) now and then
 	err  error
 
-	live     map[uint64]liveCode // by start
-	seq      uint64
-	pending  []pendingUnload
-	stateOff int64 // offset of nmethod::_state; 0 not looked up yet, -1 none
-	stats    JVMStats
+	live    map[uint64]liveCode // by start
+	seq     uint64
+	pending []pendingUnload
+	stats   JVMStats
 }
 
 func (r *recorder) start(ctx context.Context, pid int) (*jvmRecorder, error) {
@@ -492,9 +491,10 @@ func (j *jvmRecorder) emitUnload(rec jitlog.Record, start uint64) {
 }
 
 // dead tells whether the nmethod named name at start is no longer live: freed (the code cache has no
-// such blob there) or, on JDKs with a sweeper (up to 20), in state zombie or unloaded.
+// such blob there) or, on JDKs with a sweeper (up to 19), a zombie or unloaded (vmstructs'
+// CodeCache.Dead). What cannot be read is taken as live: the unload then waits.
 func (j *jvmRecorder) dead(start uint64, name string) bool {
-	if j.vm == nil || j.cc == nil {
+	if j.cc == nil {
 		return false
 	}
 	b, err := j.cc.FindBlob(start)
@@ -504,21 +504,8 @@ func (j *jvmRecorder) dead(start uint64, name string) bool {
 	if b == nil || b.Start != start || b.Label() != name {
 		return true
 	}
-	if j.stateOff == 0 {
-		j.stateOff = -1
-		if f, ok := j.vm.Table.Field("nmethod", "_state"); ok && !f.Static {
-			j.stateOff = int64(f.Offset)
-		}
-	}
-	if j.stateOff > 0 {
-		var st [1]byte
-		// JDK 17: not_installed -1, in_use 0, not_used 1, not_entrant 2, zombie 3, unloaded 4; JDK 21+
-		// has only -1 to 1 (no zombies: nmethods are freed at once).
-		if _, err := j.vm.Mem.ReadAt(st[:], b.BlobAddr+uint64(j.stateOff)); err == nil && int8(st[0]) >= 3 {
-			return true
-		}
-	}
-	return false
+	dead, err := j.cc.Dead(b)
+	return err == nil && dead
 }
 
 // codeSize returns the size of the code of the nmethod named name that starts at addr, stubs
