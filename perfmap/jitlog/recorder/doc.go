@@ -74,7 +74,8 @@
 //
 // # Compatibility
 //
-// Linux only (uprobes; Record returns ErrNotSupported elsewhere), as root. Tested with JDK 17, 21 and 25
-// (OpenJDK builds of Debian, Temurin) on Linux 6.18, x86-64; the probe semantics are those of JDK 17 to
-// 25 (see package jitlog).
+// Linux only (uprobes; Record returns ErrNotSupported elsewhere), as root. TestRecordJIT runs on Linux
+// 6.18, x86-64, with Debian's JDK 17, Temurin 25, and Debian trixie's JDK 21 and 25 (in a container
+// root); Debian's JDK 11 has no probes and is skipped. The probe semantics are those of JDK 17 to 25
+// (see package jitlog).
 package recorder
