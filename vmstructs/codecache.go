@@ -276,6 +276,8 @@ type CodeCache struct {
 	n         *methodNamer
 	sl        *scopeLayout // nil until Scopes is first used
 	slErr     error
+	state     *stateLayout // nil until Dead is first used
+	stateErr  error
 }
 
 // CodeCache reads the code cache's heaps.
@@ -652,6 +654,72 @@ const namerPages = 16 << 10
 
 // walkChunk is how much of a code heap a walk reads at once.
 const walkChunk = 1 << 20
+
+// States of nmethod::_state (a signed char) up to JDK 19, as HotSpot's code/compiledMethod.hpp numbers
+// them in 11 and 17: not_installed -1, in_use 0, not_used 1, not_entrant 2, zombie 3, unloaded 4. JDK
+// 20 removed the sweeper and with it zombie and unloaded: not_installed -1, in_use 0, not_entrant 1.
+const (
+	nmZombie      = 3
+	nmUnloaded    = 4
+	lastSweeperVM = 19 // the last JDK with zombie and unloaded nmethods
+)
+
+// stateLayout is where an nmethod keeps its state, and whether this JVM's nmethods can be dead and
+// still in the code cache.
+type stateLayout struct {
+	field   F
+	sweeper bool // JDK <= 19: zombie and unloaded are states
+}
+
+func (c *CodeCache) stateLayout() (*stateLayout, error) {
+	if c.state != nil || c.stateErr != nil {
+		return c.state, c.stateErr
+	}
+	r := c.j.resolver()
+	l := &stateLayout{field: r.field("nmethod", "_state")}
+	if err := r.err("nmethod state"); err != nil {
+		c.stateErr = err
+		return nil, err
+	}
+	// Every JDK declares _state a signed char. The types table has "volatile signed char" but not
+	// "signed char", which the qualifier-free lookup of a field's width wants.
+	if l.field.Size == 0 {
+		l.field.Size = 1
+	}
+	if l.field.Addr != 0 || l.field.Size != 1 || l.field.Offset > 4096 {
+		c.stateErr = fmt.Errorf("vmstructs: nmethod state: nmethod::_state of %d bytes at +%d is not a known layout", l.field.Size, l.field.Offset)
+		return nil, c.stateErr
+	}
+	major, err := c.j.vmMajor("nmethod state")
+	if err != nil {
+		c.stateErr = err
+		return nil, err
+	}
+	l.sweeper = major <= lastSweeperVM
+	c.state = l
+	return l, nil
+}
+
+// Dead reports whether nmethod b, still in the code cache, is dead: a zombie or unloaded, the states
+// in which JDKs with the sweeper (up to 19) keep an nmethod that no thread runs until the sweeper
+// frees it. Not entrant is not dead: threads still in the code return into it. From JDK 20 on an
+// unloaded nmethod is freed at the end of the GC cycle that unlinked it, so on those JVMs Dead is
+// false without reading: a dead nmethod is one that FindBlob no longer finds. Blobs other than
+// nmethods are never dead. Without nmethod::_state in this JVM's table the error is a *MissingError.
+func (c *CodeCache) Dead(b *CodeBlob) (bool, error) {
+	if b == nil || b.Kind != KindNMethod && b.Kind != KindNativeNMethod {
+		return false, nil
+	}
+	l, err := c.stateLayout()
+	if err != nil || !l.sweeper {
+		return false, err
+	}
+	st, err := c.j.getInt(b.BlobAddr, l.field)
+	if err != nil {
+		return false, fmt.Errorf("vmstructs: nmethod %#x state: %w", b.BlobAddr, err)
+	}
+	return st == nmZombie || st == nmUnloaded, nil
+}
 
 // Scope is one frame of the inlining chain of an nmethod at a pc: the compiled method itself or a
 // method the compiler inlined into it.

@@ -250,6 +250,7 @@ func TestCodeCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ccCheckDead(t, jdk, jvm.PID, c, blobs)
 		rng := rand.New(rand.NewPCG(1, 2))
 		misses := 0
 		start := time.Now()
@@ -323,6 +324,57 @@ func TestCodeCache(t *testing.T) {
 			t.Errorf("VM.version after reading: %s", out)
 		}
 	})
+}
+
+// ccCodelistLine is a line of jcmd Compiler.codelist: compile id, level, state, method, [nmethod,
+// code begin - code end].
+var ccCodelistLine = regexp.MustCompile(`^(\d+) (-?\d+) (-?\d+) .* \[(0x[0-9a-f]+), (0x[0-9a-f]+) - (0x[0-9a-f]+)\]$`)
+
+// ccCheckDead checks CodeCache.Dead against jcmd Compiler.codelist, which lists the nmethods that are
+// alive (not zombie or unloaded) with their state. Dead is read first: a dead nmethod never lives
+// again, so one that the later list has alive (same code and compile id) must not have been dead.
+func ccCheckDead(t *testing.T, jdk testutil.JDK, pid int, c *CodeCache, blobs []CodeBlob) {
+	t.Helper()
+	dead := map[[2]uint64]bool{}
+	var nms, ndead int
+	for i := range blobs {
+		b := &blobs[i]
+		if b.Kind != KindNMethod {
+			continue
+		}
+		nms++
+		d, err := c.Dead(b)
+		if err != nil {
+			t.Fatalf("Dead(%q): %v", b.Label(), err)
+		}
+		if d {
+			ndead++
+			dead[[2]uint64{b.Start, uint64(b.CompileID)}] = true
+		}
+	}
+	var alive, states int
+	for line := range strings.Lines(ccJcmd(t, jdk, pid, "Compiler.codelist")) {
+		m := ccCodelistLine.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		alive++
+		id, _ := strconv.ParseUint(m[1], 10, 64)
+		start, _ := strconv.ParseUint(m[5], 0, 64)
+		if st, _ := strconv.Atoi(m[3]); st != 0 {
+			states++
+		}
+		if dead[[2]uint64{start, id}] {
+			t.Errorf("Dead said %s (compile id %d) was dead; Compiler.codelist has it alive: %s", m[5], id, line)
+		}
+	}
+	t.Logf("Dead: %d of %d nmethods dead; Compiler.codelist: %d alive, %d of them not in_use", ndead, nms, alive, states)
+	if alive < nms/2 {
+		t.Errorf("Compiler.codelist lists %d nmethods, the code cache has %d: is its format still %v?", alive, nms, ccCodelistLine)
+	}
+	if jdk.Feature >= 20 && ndead > 0 {
+		t.Errorf("%d dead nmethods on JDK %d, which has no zombies", ndead, jdk.Feature)
+	}
 }
 
 // ccJavapLines returns the LineNumberTable of ManyMethods.main, as javap prints it.
@@ -564,6 +616,14 @@ func (l ccLayout) hbSize() uint64 {
 	return 8
 }
 
+// stateOff is the offset of nmethod::_state.
+func (l ccLayout) stateOff() uint64 {
+	if l.jdk17 {
+		return 315
+	}
+	return 219
+}
+
 func (l ccLayout) nmethodSize() uint64 {
 	if l.jdk17 {
 		return 352
@@ -593,12 +653,13 @@ func (l ccLayout) tables(heaps, release, major uint64) ([]Field, []Type, []Const
 		{Type: "Klass", Name: "_name", TypeString: "Symbol*", Offset: 24},
 		{Type: "Symbol", Name: "_length", TypeString: "u2", Offset: 4},
 		{Type: "Symbol", Name: "_body", TypeString: "", Offset: 6},
+		{Type: "nmethod", Name: "_state", TypeString: "volatile signed char", Offset: l.stateOff()},
 	}
 	types := []Type{
 		{Name: "int", Size: 4}, {Name: "u2", Size: 2}, {Name: "bool", Size: 1}, {Name: "size_t", Size: 8},
 		{Name: "uint32_t", Size: 4}, {Name: "int16_t", Size: 2}, {Name: "address", Size: 8},
 		{Name: "CodeBlobKind", Size: 1}, {Name: "CompLevel", Size: 1}, {Name: "ConstantPool", Size: 72},
-		{Name: "PcDesc", Size: 16}, {Name: "u4", Size: 4},
+		{Name: "PcDesc", Size: 16}, {Name: "u4", Size: 4}, {Name: "volatile signed char", Size: 1},
 	}
 	var ints []Constant
 	if l.jdk17 {
@@ -1084,6 +1145,49 @@ func TestCodeCacheRecorded(t *testing.T) {
 			}
 			if _, err := cc.Scopes(&nm, nm.End, true); err == nil {
 				t.Error("Scopes outside the nmethod: no error")
+			}
+		})
+	}
+}
+
+// TestCodeCacheDead: zombie and unloaded nmethods are dead on JDK 17 (the sweeper's states); JDK 25
+// has no such states, and other blobs are never dead.
+func TestCodeCacheDead(t *testing.T) {
+	for _, l := range []ccLayout{{jdk17: true}, {jdk17: false}} {
+		t.Run(fmt.Sprintf("jdk17=%v", l.jdk17), func(t *testing.T) {
+			c := ccBuild(l, ccSampleSpecs(), 0)
+			cc, err := c.jvm("").CodeCache()
+			if err != nil {
+				t.Fatal(err)
+			}
+			blobs, err := cc.Blobs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			setState := func(b *CodeBlob, st int8) { c.heap[b.BlobAddr-c.heapLow+l.stateOff()] = byte(st) }
+			for i := range blobs {
+				b := &blobs[i]
+				for st := int8(-1); st <= 4; st++ {
+					setState(b, st)
+					want := l.jdk17 && (st == 3 || st == 4) && (b.Kind == KindNMethod || b.Kind == KindNativeNMethod)
+					if got, err := cc.Dead(b); got != want || err != nil {
+						t.Errorf("Dead(%s %q) in state %d = %v, %v; want %v", b.Kind, b.Label(), st, got, err, want)
+					}
+				}
+				setState(b, 0)
+			}
+			if got, err := cc.Dead(nil); got || err != nil {
+				t.Errorf("Dead(nil) = %v, %v", got, err)
+			}
+
+			// Without the entry: a *MissingError, and not dead.
+			cc2, err := c.jvm("nmethod::_state").CodeCache()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var me *MissingError
+			if got, err := cc2.Dead(&blobs[3]); got || !errors.As(err, &me) || !slices.Contains(me.Missing, "nmethod::_state") {
+				t.Errorf("Dead without nmethod::_state = %v, %v", got, err)
 			}
 		})
 	}

@@ -70,7 +70,10 @@
 // PcDesc::{_pc_offset, _scope_decode_offset} and UNSIGNED5 scope records (sender offset, metadata index,
 // bci + 1; JDK 20+ excludes the zero byte): on JDK <= 22 at offsets from the nmethod, on JDK 25 in
 // nmethod::_immutable_data (PcDescs first) with the metadata at CodeBlob::_mutable_data +
-// _relocation_size. Line numbers come from the compressed table after the bytecodes.
+// _relocation_size. Line numbers come from the compressed table after the bytecodes. [CodeCache.Dead]
+// reads nmethod::_state (a signed char): up to JDK 19 an nmethod made zombie (3) or unloaded (4) stays
+// in the code cache until the sweeper frees it; JDK 20 removed the sweeper and those states
+// (not_installed -1, in_use 0, not_entrant 1), and frees unloaded nmethods itself.
 //
 // # Threads
 //
@@ -120,12 +123,14 @@
 //	JDK 17 (OpenJDK 17.0.15): 788 fields, 768 types, 398 int and 86 long constants.
 //	    CodeBlob::_name +96, _code_begin (pointer), HeapBlock::Header::_length size_t;
 //	    CompiledMethod::_method; JavaThread::_osthread; JDK_Version::_current present;
-//	    CompressedOops::_narrow_oop._base; ThreadsSMRSupport::_java_thread_list.
+//	    CompressedOops::_narrow_oop._base; ThreadsSMRSupport::_java_thread_list;
+//	    nmethod::_state with the sweeper's zombie 3 and unloaded 4 (as in 11).
 //	JDK 21 (Debian 21.0.13): 826 fields, 802 types, 352 int and 97 long constants.
 //	    CodeBlob::_name +64, _code_begin +8 (pointer); still CompiledMethod::_method,
 //	    JavaThread::_osthread, HeapBlock::Header::_length size_t, CompressedOops::_narrow_oop._base;
 //	    java.lang.Thread's daemon and status in Thread.FieldHolder (JDK 19+); JVMFlag kinds as 25;
-//	    Compiler.perfmap takes no file name (JDK 22+ do).
+//	    Compiler.perfmap takes no file name (JDK 22+ do); no sweeper (JDK 20+): nmethod::_state
+//	    -1 to 1, no zombie or unloaded nmethods.
 //	JDK 25 (Temurin 25.0.3; Debian 25.0.5): 585-588 fields, 335-336 types, 346 int and 97 long
 //	    constants. CodeBlob::_name +8, _code_offset (int), _kind + CodeBlobKind::* constants (JDK 23+),
 //	    HeapBlock::Header::_length uint32_t, _frame_size/_frame_complete_offset int16_t;

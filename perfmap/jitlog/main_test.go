@@ -14,8 +14,6 @@ func TestMain(m *testing.M) {
 		os.Exit(writerHelper())
 	case "jitdump":
 		os.Exit(jitdumpHelper())
-	case "recorder":
-		os.Exit(recorderHelper())
 	}
 	testutil.Main(m)
 }

@@ -3,5 +3,3 @@
 package jitlog_test
 
 func jitdumpHelper() int { return 1 }
-
-func recorderHelper() int { return 1 }

@@ -20,7 +20,7 @@ import (
 	"github.com/jvmkit/jvmkit/internal/cliutil"
 	"github.com/jvmkit/jvmkit/jcmd"
 	"github.com/jvmkit/jvmkit/perfmap"
-	"github.com/jvmkit/jvmkit/perfmap/jitlog"
+	"github.com/jvmkit/jvmkit/perfmap/jitlog/recorder"
 )
 
 // Main runs gjmaps with the given arguments (without the program name) and returns the exit status.
@@ -192,7 +192,7 @@ func (g *gjmaps) run(cmd *cobra.Command, _ []string) error {
 		return cliutil.Exit(cliutil.ExitInterrupted) // each JVM's line said what was written
 	}
 	if g.logPath != "" && len(pids) > 0 {
-		st, err := jitrecord.Record(ctx, g.stderr, "gjmaps", g.logPath, pids, jitlog.RecordOptions{Duration: g.duration})
+		st, err := jitrecord.Record(ctx, g.stderr, "gjmaps", g.logPath, pids, recorder.Options{Duration: g.duration})
 		if err != nil && ctx.Err() == nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jvmkit/jvmkit/perfmap/jitlog"
+	"github.com/jvmkit/jvmkit/perfmap/jitlog/recorder"
 )
 
 // logFlushInterval bounds what a killed recorder loses: the records of the last interval.
@@ -23,16 +24,16 @@ const logFlushInterval = 200 * time.Millisecond
 // Record records the JIT code of pids into a new log file until ctx is done or the duration has
 // passed, with a line on stderr once the log names the JVMs' code and a summary at the end, as
 // jvmkit jitlog record and gjmaps --log print them (tool names the command in each line).
-func Record(ctx context.Context, stderr io.Writer, tool, path string, pids []int, opts jitlog.RecordOptions) (jitlog.RecordStats, error) {
+func Record(ctx context.Context, stderr io.Writer, tool, path string, pids []int, opts recorder.Options) (recorder.Stats, error) {
 	w, err := jitlog.Create(path, jitlog.WriterOptions{FlushInterval: logFlushInterval})
 	if err != nil {
-		return jitlog.RecordStats{}, err
+		return recorder.Stats{}, err
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts.Ready = func() {
 		fmt.Fprintf(stderr, "%s: recording the JIT code of %s into %s\n", tool, joinInts(pids), path)
 	}
-	st, err := jitlog.RecordJVMs(ctx, pids, w, opts)
+	st, err := recorder.Record(ctx, pids, w, opts)
 	err = errors.Join(err, w.Close())
 	for _, j := range st.JVMs {
 		if j.Err != "" && j.Loads+j.Snapshot == 0 {

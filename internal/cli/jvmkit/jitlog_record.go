@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jvmkit/jvmkit/internal/cli/jitrecord"
-	"github.com/jvmkit/jvmkit/perfmap/jitlog"
+	"github.com/jvmkit/jvmkit/perfmap/jitlog/recorder"
 )
 
 func (a *jvmkit) jitlogRecordCmd() *cobra.Command {
@@ -49,7 +49,7 @@ Needs root (uprobes, and reading the JVMs' memory) and JDKs built with DTrace pr
 				}
 				pids = append(pids, pid)
 			}
-			st, err := jitrecord.Record(cmd.Context(), a.stderr, "jvmkit", out, pids, jitlog.RecordOptions{
+			st, err := jitrecord.Record(cmd.Context(), a.stderr, "jvmkit", out, pids, recorder.Options{
 				Duration: duration, Jitdump: jitdump, Snapshot: snapshot,
 			})
 			if a.json {

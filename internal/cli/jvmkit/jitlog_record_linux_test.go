@@ -20,6 +20,7 @@ import (
 	"github.com/jvmkit/jvmkit/internal/cliutil"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/perfmap/jitlog"
+	"github.com/jvmkit/jvmkit/perfmap/jitlog/recorder"
 )
 
 // readRecorded reads a log that a recorder wrote for pid and checks that it is whole and has a snapshot
@@ -63,7 +64,7 @@ func TestCommandRecord(t *testing.T) {
 		}
 		var doc struct {
 			Schema string
-			Data   jitlog.RecordStats
+			Data   recorder.Stats
 		}
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("%v:\n%s", err, out)

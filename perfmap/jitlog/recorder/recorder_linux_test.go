@@ -1,4 +1,4 @@
-package jitlog_test
+package recorder_test
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/perfmap"
 	"github.com/jvmkit/jvmkit/perfmap/jitlog"
+	"github.com/jvmkit/jvmkit/perfmap/jitlog/recorder"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
@@ -44,7 +45,7 @@ func recorderHelper() int {
 		fmt.Fprintln(os.Stderr, "recorder helper:", err)
 		return 1
 	}
-	_, err = jitlog.RecordJVMs(context.Background(), []int{pid}, w, jitlog.RecordOptions{Ready: func() { fmt.Println("ready") }})
+	_, err = recorder.Record(context.Background(), []int{pid}, w, recorder.Options{Ready: func() { fmt.Println("ready") }})
 	fmt.Fprintln(os.Stderr, "recorder helper: the recording ended:", err)
 	return 1
 }
@@ -53,11 +54,11 @@ func recorderHelper() int {
 type recording struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	stats  jitlog.RecordStats
+	stats  recorder.Stats
 	err    error
 }
 
-func startRecording(t *testing.T, pids []int, path string, opts jitlog.RecordOptions) *recording {
+func startRecording(t *testing.T, pids []int, path string, opts recorder.Options) *recording {
 	t.Helper()
 	w, err := jitlog.Create(path, jitlog.WriterOptions{FlushInterval: 200 * time.Millisecond})
 	if err != nil {
@@ -70,7 +71,7 @@ func startRecording(t *testing.T, pids []int, path string, opts jitlog.RecordOpt
 	opts.Ready = func() { once.Do(func() { close(ready) }) }
 	go func() {
 		defer close(r.done)
-		r.stats, r.err = jitlog.RecordJVMs(ctx, pids, w, opts)
+		r.stats, r.err = recorder.Record(ctx, pids, w, opts)
 		r.err = errors.Join(r.err, w.Close())
 		once.Do(func() { close(ready) })
 	}()
@@ -83,7 +84,7 @@ func startRecording(t *testing.T, pids []int, path string, opts jitlog.RecordOpt
 	return r
 }
 
-func (r *recording) stop() (jitlog.RecordStats, error) {
+func (r *recording) stop() (recorder.Stats, error) {
 	r.cancel()
 	<-r.done
 	return r.stats, r.err
@@ -166,7 +167,7 @@ func mapName(entries []perfmap.Entry, addr uint64) (string, bool) {
 //   - nothing is missed: every compiled method of Compiler.perfmap at the end is in the log at the
 //     same address, size and name, and no code the log saw unloaded is still there; code the log still
 //     holds live that Compiler.perfmap lacks is counted and printed, not failed: the unload probe
-//     carries no address, so which version of a method was freed is inferred (see RecordJVMs), and a
+//     carries no address, so which version of a method was freed is inferred (see recorder.Record), and a
 //     wrong guess leaves an old version live in the log until a newer load overlaps it
 //     (in particular none of those the recorder saw unloaded);
 //   - a second recorder killed with SIGKILL leaves a readable log with every load but those of its
@@ -179,7 +180,7 @@ func TestRecordJIT(t *testing.T) {
 		dir := t.TempDir()
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "JitChurn", JVMArgs: churnJVMArgs})
 		logPath := filepath.Join(dir, "jit.log")
-		rec := startRecording(t, []int{j.PID}, logPath, jitlog.RecordOptions{Jitdump: dir})
+		rec := startRecording(t, []int{j.PID}, logPath, recorder.Options{Jitdump: dir})
 
 		env := append(os.Environ(), "HOME="+dir, "PERF_BUILDID_DIR="+filepath.Join(dir, "buildid"))
 		runPerf := func(args ...string) []byte {

@@ -1,17 +1,17 @@
-package jitlog
+package recorder
 
 import (
 	"log/slog"
 	"time"
 )
 
-// RecordOptions tune RecordJVMs.
-type RecordOptions struct {
+// Options tune Record.
+type Options struct {
 	// Duration ends the recording after this long; 0 records until the context is done or every JVM
 	// has exited.
 	Duration time.Duration
-	// Jitdump, when not empty, is a directory in which RecordJVMs also writes a live jitdump for perf
-	// inject --jit (CreateJitdump: jit-<recorder pid>.dump, records carrying the JVMs' pids), with the
+	// Jitdump, when not empty, is a directory in which Record also writes a live jitdump for perf
+	// inject --jit (jitlog.CreateJitdump: jit-<recorder pid>.dump, records carrying the JVMs' pids), with the
 	// code of each load read from the JVM (zeros where it could not be read). The SNAPSHOT entries go
 	// in too, timestamped at the snapshot.
 	Jitdump string
@@ -29,15 +29,15 @@ type RecordOptions struct {
 	Logger *slog.Logger
 }
 
-// RecordStats count what RecordJVMs did, per JVM.
-type RecordStats struct {
-	JVMs []JVMRecordStats `json:"jvms"`
-	// Jitdump is the path of the jitdump file, with RecordOptions.Jitdump.
+// Stats count what Record did, per JVM.
+type Stats struct {
+	JVMs []JVMStats `json:"jvms"`
+	// Jitdump is the path of the jitdump file, with Options.Jitdump.
 	Jitdump string `json:"jitdump,omitempty"`
 }
 
-// JVMRecordStats count what RecordJVMs did for one JVM.
-type JVMRecordStats struct {
+// JVMStats count what Record did for one JVM.
+type JVMStats struct {
 	PID      int    `json:"pid"`
 	Snapshot int    `json:"snapshot"`         // SNAPSHOT records
 	Source   string `json:"source,omitempty"` // the snapshot's source

@@ -1,4 +1,4 @@
-package jitlog_test
+package recorder_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/perfmap/jitlog"
+	"github.com/jvmkit/jvmkit/perfmap/jitlog/recorder"
 )
 
 // churnOps returns the throughput of a JitChurn run of secs seconds: its "ops N" line over secs.
@@ -35,7 +36,7 @@ func churnOps(b *testing.B, j *testutil.JVM, secs int) float64 {
 // BenchmarkRecordOverhead measures, once per JDK (run it with -benchtime 1x; scripts/bench-jitlog
 // does), what the recorder costs the JVM it records: the throughput of JitChurn (JIT code replaced and
 // unloaded all the time, the recorder's worst case; 16 MB code cache) in runs of 8 s without and with
-// RecordJVMs (the default vmstructs snapshot, and a log file flushed every 200 ms, as jvmkit jitlog
+// recorder.Record (the default vmstructs snapshot, and a log file flushed every 200 ms, as jvmkit jitlog
 // record does), alternating off, on, on, off, off, on so that drift on a shared machine hits both alike.
 // JitChurn counts its calls only at the end, so each window is a JVM of its own; the recorder attaches
 // as soon as the JVM says ready (after its first round), so it misses the first fraction of a second of
@@ -66,11 +67,11 @@ func BenchmarkRecordOverhead(b *testing.B) {
 					start := time.Now()
 					ready := make(chan time.Duration, 1)
 					done := make(chan struct{})
-					var st jitlog.RecordStats
+					var st recorder.Stats
 					var rerr error
 					go func() {
 						defer close(done)
-						st, rerr = jitlog.RecordJVMs(ctx, []int{j.PID}, w, jitlog.RecordOptions{Ready: func() { ready <- time.Since(start) }})
+						st, rerr = recorder.Record(ctx, []int{j.PID}, w, recorder.Options{Ready: func() { ready <- time.Since(start) }})
 						rerr = errors.Join(rerr, w.Close())
 					}()
 					ops := churnOps(b, j, secs)

@@ -1,4 +1,4 @@
-package jitlog
+package recorder
 
 import (
 	"context"
@@ -6,17 +6,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jvmkit/jvmkit/internal/javaname"
 	"github.com/jvmkit/jvmkit/perfmap"
+	"github.com/jvmkit/jvmkit/perfmap/jitlog"
 	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/usdt/hotspot"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
-// RecordJVMs records the JIT code of the HotSpot JVMs pids into w until ctx is done, opts.Duration has
+// Record records the JIT code of the HotSpot JVMs pids into w until ctx is done, opts.Duration has
 // passed or every JVM has exited. For each JVM, in this order: it attaches to the probes
 // hotspot:compiled__method__load and unload, takes a snapshot of the code cache (SNAPSHOT records at
 // the snapshot's start time), then streams each load (LOAD) and unload (UNLOAD) as it comes. Attaching
@@ -29,12 +33,12 @@ import (
 // already freed), with the probe's insts_size, which lacks the stubs. Names are
 // Method::external_name's (javaname.Name with parameters and return type), those of the snapshot.
 //
-// A JVM that cannot be recorded (not HotSpot, no probes, gone) is reported in its JVMRecordStats and
-// the others are recorded; RecordJVMs fails only when none can be. It flushes w after the snapshots and at
+// A JVM that cannot be recorded (not HotSpot, no probes, gone) is reported in its JVMStats and
+// the others are recorded; Record fails only when none can be. It flushes w after the snapshots and at
 // the end but does not close it: give the Writer a FlushInterval to bound what a killed recorder loses.
 // It needs root (uprobes, and reading the JVMs' memory).
-func RecordJVMs(ctx context.Context, pids []int, w *Writer, opts RecordOptions) (RecordStats, error) {
-	var stats RecordStats
+func Record(ctx context.Context, pids []int, w *jitlog.Writer, opts Options) (Stats, error) {
+	var stats Stats
 	if len(pids) == 0 {
 		return stats, errors.New("jitlog: record: no JVM given")
 	}
@@ -59,7 +63,7 @@ func RecordJVMs(ctx context.Context, pids []int, w *Writer, opts RecordOptions) 
 	}
 	r := &recorder{w: w, log: log, opts: opts}
 	if opts.Jitdump != "" {
-		jf, err := CreateJitdump(opts.Jitdump, JitdumpOptions{})
+		jf, err := jitlog.CreateJitdump(opts.Jitdump, jitlog.JitdumpOptions{})
 		if err != nil {
 			return stats, fmt.Errorf("jitlog: record: %w", err)
 		}
@@ -81,7 +85,7 @@ func RecordJVMs(ctx context.Context, pids []int, w *Writer, opts RecordOptions) 
 			err = fmt.Errorf("process %d: %w", pid, err)
 			log.Warn("not recording", "pid", pid, "err", err)
 			errs = append(errs, err)
-			stats.JVMs = append(stats.JVMs, JVMRecordStats{PID: pid, Err: err.Error()})
+			stats.JVMs = append(stats.JVMs, JVMStats{PID: pid, Err: err.Error()})
 			continue
 		}
 		jvms = append(jvms, j)
@@ -151,17 +155,17 @@ var canceled = func() context.Context {
 
 // recorder is what the JVMs' streams share: the log and the jitdump.
 type recorder struct {
-	w    *Writer
+	w    *jitlog.Writer
 	log  *slog.Logger
-	opts RecordOptions
+	opts Options
 
 	mu    sync.Mutex // the jitdump, and the errors
-	jd    *JitdumpFile
+	jd    *jitlog.JitdumpFile
 	jdErr error
 	werr  error
 }
 
-func (r *recorder) append(recs ...Record) {
+func (r *recorder) append(recs ...jitlog.Record) {
 	if err := r.w.Append(recs...); err != nil {
 		r.mu.Lock()
 		if r.werr == nil {
@@ -171,7 +175,7 @@ func (r *recorder) append(recs ...Record) {
 	}
 }
 
-func (r *recorder) codeLoad(l CodeLoad) {
+func (r *recorder) codeLoad(l jitlog.CodeLoad) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.jd == nil || r.jdErr != nil {
@@ -199,11 +203,10 @@ type jvmRecorder struct {
 	ccN  int // loads looked up with cc, to renew it (and its caches) now and then
 	err  error
 
-	live     map[uint64]liveCode // by start
-	seq      uint64
-	pending  []pendingUnload
-	stateOff int64 // offset of nmethod::_state; 0 not looked up yet, -1 none
-	stats    JVMRecordStats
+	live    map[uint64]liveCode // by start
+	seq     uint64
+	pending []pendingUnload
+	stats   JVMStats
 }
 
 func (r *recorder) start(ctx context.Context, pid int) (*jvmRecorder, error) {
@@ -219,7 +222,7 @@ func (r *recorder) start(ctx context.Context, pid int) (*jvmRecorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &jvmRecorder{r: r, pid: pid, tr: tr, load: map[int]bool{}, stats: JVMRecordStats{PID: pid}}
+	j := &jvmRecorder{r: r, pid: pid, tr: tr, load: map[int]bool{}, stats: JVMStats{PID: pid}}
 	for i, s := range tr.Sites() {
 		j.load[i] = s.Probe.Name == "compiled__method__load"
 	}
@@ -245,7 +248,7 @@ func (j *jvmRecorder) snapshot(ctx context.Context) error {
 	t := monotonicNow()
 	var entries []perfmap.Entry
 	var err error
-	src := SourceVMStructs
+	src := jitlog.SourceVMStructs
 	switch j.r.opts.Snapshot {
 	case "none":
 		return nil
@@ -260,15 +263,15 @@ func (j *jvmRecorder) snapshot(ctx context.Context) error {
 		fallthrough
 	case "perfmap":
 		t = monotonicNow()
-		src = SourcePerfMap
+		src = jitlog.SourcePerfMap
 		entries, err = perfmap.FromJcmd(ctx, j.pid)
 	}
 	if err != nil {
 		return err
 	}
-	recs := make([]Record, 0, len(entries))
+	recs := make([]jitlog.Record, 0, len(entries))
 	for _, e := range entries {
-		recs = append(recs, Record{Time: t, PID: j.pid, Kind: Snapshot, Start: e.Start, Size: e.Size, Name: e.Name, Source: src})
+		recs = append(recs, jitlog.Record{Time: t, PID: j.pid, Kind: jitlog.Snapshot, Start: e.Start, Size: e.Size, Name: e.Name, Source: src})
 	}
 	j.r.append(recs...)
 	for _, e := range entries {
@@ -302,13 +305,13 @@ func blobEntries(cc *vmstructs.CodeCache) ([]perfmap.Entry, error) {
 }
 
 func (j *jvmRecorder) jitdump(t uint64, tid int, start, size uint64, name string) {
-	code, err := ReadCode(j.pid, start, size)
+	code, err := jitlog.ReadCode(j.pid, start, size)
 	if err != nil {
 		code = nil // zeros: perf names samples without the code
 	} else {
 		j.stats.CodeRead++
 	}
-	j.r.codeLoad(CodeLoad{Time: t, PID: j.pid, TID: tid, Addr: start, Size: size, Name: name, Code: code})
+	j.r.codeLoad(jitlog.CodeLoad{Time: t, PID: j.pid, TID: tid, Addr: start, Size: size, Name: name, Code: code})
 }
 
 // liveCode is code the recorder believes live, to find which of several nmethods of one name an
@@ -322,7 +325,7 @@ type liveCode struct {
 // pendingUnload is an UNLOAD whose code is not found yet: several nmethods of its name are live
 // (tier 3 and tier 4, OSR, a recompilation) and none was seen freed.
 type pendingUnload struct {
-	rec      Record
+	rec      jitlog.Record
 	cands    []uint64
 	deadline time.Time
 }
@@ -385,7 +388,7 @@ func (j *jvmRecorder) event(ev *usdt.Event) {
 	name := javaname.Name(m.Class, m.Method, m.Signature, javaname.Options{Params: true, Return: true})
 	if !j.load[ev.Site] {
 		j.stats.Unloads++
-		j.unload(Record{Time: m.Time, PID: j.pid, Kind: Unload, Name: name, Source: SourceUSDT})
+		j.unload(jitlog.Record{Time: m.Time, PID: j.pid, Kind: jitlog.Unload, Name: name, Source: jitlog.SourceUSDT})
 		return
 	}
 	j.stats.Loads++
@@ -395,7 +398,7 @@ func (j *jvmRecorder) event(ev *usdt.Event) {
 		j.stats.FullSize++
 	}
 	j.addLive(m.Code, size, name)
-	j.r.append(Record{Time: m.Time, PID: j.pid, Kind: Load, Start: m.Code, Size: size, Name: name, Source: SourceUSDT})
+	j.r.append(jitlog.Record{Time: m.Time, PID: j.pid, Kind: jitlog.Load, Start: m.Code, Size: size, Name: name, Source: jitlog.SourceUSDT})
 	if j.r.jd != nil {
 		j.jitdump(m.Time, m.TID, m.Code, size, name)
 	}
@@ -406,7 +409,7 @@ func (j *jvmRecorder) addLive(start, size uint64, name string) {
 		j.live = map[uint64]liveCode{}
 	}
 	for a, c := range j.live {
-		if a < end(start, size) && start < end(a, c.size) {
+		if a < codeEnd(start, size) && start < codeEnd(a, c.size) {
 			delete(j.live, a) // the JIT reused the memory: that code is gone
 		}
 	}
@@ -416,7 +419,7 @@ func (j *jvmRecorder) addLive(start, size uint64, name string) {
 
 // unload logs an UNLOAD with the address of its code when the recorder can tell which code it is:
 // the one live nmethod of the name, or the one that the code cache no longer has.
-func (j *jvmRecorder) unload(rec Record) {
+func (j *jvmRecorder) unload(rec jitlog.Record) {
 	var cands []uint64
 	for a, c := range j.live {
 		if c.name == rec.Name {
@@ -450,7 +453,7 @@ func (j *jvmRecorder) resolvePending(final bool) {
 }
 
 // tryUnload logs p if one of its candidates is gone from the code cache. With force, when none is, p
-// is counted as ambiguous and left out (see JVMRecordStats.Ambiguous).
+// is counted as ambiguous and left out (see JVMStats.Ambiguous).
 func (j *jvmRecorder) tryUnload(p *pendingUnload, force bool) bool {
 	best, found := uint64(0), false
 	for _, a := range p.cands {
@@ -476,7 +479,7 @@ func (j *jvmRecorder) tryUnload(p *pendingUnload, force bool) bool {
 	return true
 }
 
-func (j *jvmRecorder) emitUnload(rec Record, start uint64) {
+func (j *jvmRecorder) emitUnload(rec jitlog.Record, start uint64) {
 	c, ok := j.live[start]
 	if !ok || c.name != rec.Name {
 		j.stats.Ambiguous++ // already replaced in the log by a load at that address
@@ -488,9 +491,10 @@ func (j *jvmRecorder) emitUnload(rec Record, start uint64) {
 }
 
 // dead tells whether the nmethod named name at start is no longer live: freed (the code cache has no
-// such blob there) or, on JDKs with a sweeper (up to 20), in state zombie or unloaded.
+// such blob there) or, on JDKs with a sweeper (up to 19), a zombie or unloaded (vmstructs'
+// CodeCache.Dead). What cannot be read is taken as live: the unload then waits.
 func (j *jvmRecorder) dead(start uint64, name string) bool {
-	if j.vm == nil || j.cc == nil {
+	if j.cc == nil {
 		return false
 	}
 	b, err := j.cc.FindBlob(start)
@@ -500,21 +504,8 @@ func (j *jvmRecorder) dead(start uint64, name string) bool {
 	if b == nil || b.Start != start || b.Label() != name {
 		return true
 	}
-	if j.stateOff == 0 {
-		j.stateOff = -1
-		if f, ok := j.vm.Table.Field("nmethod", "_state"); ok && !f.Static {
-			j.stateOff = int64(f.Offset)
-		}
-	}
-	if j.stateOff > 0 {
-		var st [1]byte
-		// JDK 17: not_installed -1, in_use 0, not_used 1, not_entrant 2, zombie 3, unloaded 4; JDK 21+
-		// has only -1 to 1 (no zombies: nmethods are freed at once).
-		if _, err := j.vm.Mem.ReadAt(st[:], b.BlobAddr+uint64(j.stateOff)); err == nil && int8(st[0]) >= 3 {
-			return true
-		}
-	}
-	return false
+	dead, err := j.cc.Dead(b)
+	return err == nil && dead
 }
 
 // codeSize returns the size of the code of the nmethod named name that starts at addr, stubs
@@ -547,4 +538,23 @@ func (j *jvmRecorder) close() error {
 		err = errors.Join(err, j.vm.Close())
 	}
 	return err
+}
+
+// codeEnd is the first address after size bytes of code at start, saturated at the top of the address
+// space (as the resolver has it).
+func codeEnd(start, size uint64) uint64 {
+	if e := start + size; e >= start {
+		return e
+	}
+	return math.MaxUint64
+}
+
+// monotonicNow reads CLOCK_MONOTONIC, the log's clock (that of the probes' times and of perf record
+// -k mono).
+func monotonicNow() uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 0
+	}
+	return uint64(ts.Nano())
 }

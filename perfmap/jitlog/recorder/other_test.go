@@ -1,0 +1,5 @@
+//go:build !linux
+
+package recorder_test
+
+func recorderHelper() int { return 1 }
