@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jvmkit/jvmkit/internal/lazyre"
 )
 
 // This file holds pure parsers of the text HotSpot's diagnostic commands print. None of them does
@@ -87,23 +87,9 @@ func isCommandName(s string) bool {
 	return true
 }
 
-// lazyRegexp is a regular expression compiled on first use. A pointer to one is laid out by the
-// compiler, where a sync.OnceValue is built at package initialization (two allocations each), which
-// gjcmd would pay for at every start.
-type lazyRegexp struct {
-	expr string
-	once sync.Once
-	re   *regexp.Regexp
-}
-
-func (l *lazyRegexp) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
-	return l.re
-}
-
-// The package's regular expressions are compiled on first use (lazyRegexp), not in its init: gjcmd
+// The package's regular expressions are compiled on first use (lazyre.Regexp), not in its init: gjcmd
 // starts in a millisecond and pays only for the parsers it runs.
-var helpUnavailable = &lazyRegexp{expr: `Help unavailable : '(.*)' : No such command`}
+var helpUnavailable = &lazyre.Regexp{Expr: `Help unavailable : '(.*)' : No such command`}
 
 // ParseHelp parses the output of `help <name>`. Two layouts exist: HotSpot's own (DCmdParser::print_help,
 // one tab-indented line per argument: "\tname : [optional] description (TYPE, default)") and the
@@ -112,7 +98,7 @@ var helpUnavailable = &lazyRegexp{expr: `Help unavailable : '(.*)' : No such com
 // A command the JVM does not have ("Help unavailable : ... : No such command") wraps
 // ErrUnknownCommand.
 func ParseHelp(out string) (*Command, error) {
-	if m := helpUnavailable.get().FindStringSubmatch(out); m != nil {
+	if m := helpUnavailable.Get().FindStringSubmatch(out); m != nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownCommand, m[1])
 	}
 	lines := splitLines(out)
@@ -226,7 +212,7 @@ func (p *helpParser) line(l string) {
 			p.entry = append(p.entry, t)
 		}
 	case secControls:
-		if m := controlLine.get().FindStringSubmatch(l); m != nil {
+		if m := controlLine.Get().FindStringSubmatch(l); m != nil {
 			p.control(m[1], m[2], m[3])
 		} else if t != "" && l[0] != ' ' {
 			p.sec = secNone
@@ -237,7 +223,7 @@ func (p *helpParser) line(l string) {
 func indent(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
 
 // controlLine is a .jfc option in JFR.start's help (JDK 25): "  gc=<off|normal|detailed|high|all>  (normal)".
-var controlLine = &lazyRegexp{expr: `^\s+([A-Za-z][\w.-]*)=<([^>]*)>\s+\((.*)\)\s*$`}
+var controlLine = &lazyre.Regexp{Expr: `^\s+([A-Za-z][\w.-]*)=<([^>]*)>\s+\((.*)\)\s*$`}
 
 func (p *helpParser) control(name, placeholder, def string) {
 	if def == `""` {
@@ -1092,10 +1078,10 @@ type Recording struct {
 }
 
 var (
-	recordingLine = &lazyRegexp{expr: `^Recording (\d+): name=(.*) \((\w+)\)$`}
-	recordingAttr = &lazyRegexp{expr: ` (duration|maxsize|maxage|filename)=(\S+)$`}
-	settingLine   = &lazyRegexp{expr: `^ .* \(([^()\s]+)\)$`}
-	settingKey    = &lazyRegexp{expr: `^[A-Za-z][\w-]*=`}
+	recordingLine = &lazyre.Regexp{Expr: `^Recording (\d+): name=(.*) \((\w+)\)$`}
+	recordingAttr = &lazyre.Regexp{Expr: ` (duration|maxsize|maxage|filename)=(\S+)$`}
+	settingLine   = &lazyre.Regexp{Expr: `^ .* \(([^()\s]+)\)$`}
+	settingKey    = &lazyre.Regexp{Expr: `^[A-Za-z][\w-]*=`}
 )
 
 // ParseJFRCheck parses JFR.check (jdk.jfr.internal.dcmd.DCmdCheck): a line "Recording <id>:
@@ -1108,7 +1094,7 @@ func ParseJFRCheck(out string) ([]Recording, error) {
 	event := ""
 	for _, l := range lines {
 		l = strings.TrimRight(l, " \t")
-		if m := recordingLine.get().FindStringSubmatch(l); m != nil {
+		if m := recordingLine.Get().FindStringSubmatch(l); m != nil {
 			id, err := strconv.Atoi(m[1])
 			if err != nil {
 				return nil, fmt.Errorf("parse JFR.check: recording id %q: %w", m[1], err)
@@ -1117,7 +1103,7 @@ func ParseJFRCheck(out string) ([]Recording, error) {
 			rest := m[2]
 			seen := map[string]bool{}
 			for {
-				am := recordingAttr.get().FindStringSubmatchIndex(rest)
+				am := recordingAttr.Get().FindStringSubmatchIndex(rest)
 				if am == nil {
 					break
 				}
@@ -1147,7 +1133,7 @@ func ParseJFRCheck(out string) ([]Recording, error) {
 			continue
 		}
 		r := &recs[len(recs)-1]
-		if m := settingLine.get().FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "  ") {
+		if m := settingLine.Get().FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "  ") {
 			event = m[1]
 			continue
 		}
@@ -1178,7 +1164,7 @@ func splitSettings(s string) []string {
 	var parts []string
 	start := 0
 	for i := 0; i < len(s); i++ {
-		if s[i] == ',' && settingKey.get().MatchString(s[i+1:]) {
+		if s[i] == ',' && settingKey.Get().MatchString(s[i+1:]) {
 			parts = append(parts, s[start:i])
 			start = i + 1
 		}
@@ -1229,8 +1215,8 @@ func parseCompactBytes(s string) (int64, bool) {
 }
 
 var (
-	startedLine   = &lazyRegexp{expr: `(?m)^(?:Started recording (\d+)\.|Recording (\d+) scheduled to start in )`}
-	startNameLine = &lazyRegexp{expr: `JFR\.(?:dump|stop) name=(\\".*?\\"|\S+)`}
+	startedLine   = &lazyre.Regexp{Expr: `(?m)^(?:Started recording (\d+)\.|Recording (\d+) scheduled to start in )`}
+	startNameLine = &lazyre.Regexp{Expr: `JFR\.(?:dump|stop) name=(\\".*?\\"|\S+)`}
 )
 
 // ParseJFRStart parses JFR.start (DCmdStart.execute): "Started recording <id>." or "Recording <id>
@@ -1239,7 +1225,7 @@ var (
 // space is printed as \"my rec\"). A time-bound recording with a file names its file instead, and name
 // is "". Output without a started recording is the JVM's refusal, returned as an error.
 func ParseJFRStart(out string) (id int, name string, err error) {
-	m := startedLine.get().FindStringSubmatch(out)
+	m := startedLine.Get().FindStringSubmatch(out)
 	if m == nil {
 		t := strings.TrimSpace(out)
 		if t == "" {
@@ -1252,7 +1238,7 @@ func ParseJFRStart(out string) (id int, name string, err error) {
 	if err != nil {
 		return 0, "", fmt.Errorf("JFR.start: recording id %q: %w", idText, err)
 	}
-	if n := startNameLine.get().FindStringSubmatch(out); n != nil {
+	if n := startNameLine.Get().FindStringSubmatch(out); n != nil {
 		name = n[1]
 		if len(name) >= 4 && strings.HasPrefix(name, `\"`) && strings.HasSuffix(name, `\"`) {
 			name = name[2 : len(name)-2]
@@ -1262,10 +1248,10 @@ func ParseJFRStart(out string) (id int, name string, err error) {
 }
 
 var (
-	writtenTo = &lazyRegexp{expr: `(?m)written to:[ \t]*\r?\n(?:[ \t]*\r?\n)*([^\r\n]+)`}
-	heapDump  = &lazyRegexp{expr: `(?m)^Dumping heap to (.+?) \.\.\.\s*$`}
-	created   = &lazyRegexp{expr: `(?m)^Created (/.+?)\s*$`}
-	dumpedTo  = &lazyRegexp{expr: `(?m)dumped to "(.+)"\.?\s*$`}
+	writtenTo = &lazyre.Regexp{Expr: `(?m)written to:[ \t]*\r?\n(?:[ \t]*\r?\n)*([^\r\n]+)`}
+	heapDump  = &lazyre.Regexp{Expr: `(?m)^Dumping heap to (.+?) \.\.\.\s*$`}
+	created   = &lazyre.Regexp{Expr: `(?m)^Created (/.+?)\s*$`}
+	dumpedTo  = &lazyre.Regexp{Expr: `(?m)dumped to "(.+)"\.?\s*$`}
 )
 
 // DumpedPath extracts the file a command reports having written: JFR.dump and JFR.stop ("Dumped
@@ -1276,20 +1262,20 @@ var (
 // names a file yet to come. The path is as the JVM sees it (its mount namespace, its cwd for
 // relative names).
 func DumpedPath(out string) (path string, ok bool) {
-	if m := writtenTo.get().FindStringSubmatchIndex(out); m != nil {
+	if m := writtenTo.Get().FindStringSubmatchIndex(out); m != nil {
 		if !strings.HasSuffix(strings.TrimRight(out[:m[0]], " "), "will be") {
 			if p := strings.TrimSpace(out[m[2]:m[3]]); p != "" && p != "N/A" {
 				return p, true
 			}
 		}
 	}
-	if m := heapDump.get().FindStringSubmatch(out); m != nil && strings.Contains(out, "Heap dump file created") {
+	if m := heapDump.Get().FindStringSubmatch(out); m != nil && strings.Contains(out, "Heap dump file created") {
 		return m[1], true
 	}
-	if m := created.get().FindStringSubmatch(out); m != nil {
+	if m := created.Get().FindStringSubmatch(out); m != nil {
 		return m[1], true
 	}
-	if m := dumpedTo.get().FindStringSubmatch(out); m != nil {
+	if m := dumpedTo.Get().FindStringSubmatch(out); m != nil {
 		return m[1], true
 	}
 	return "", false
@@ -1340,7 +1326,7 @@ type Flag struct {
 	Origin            string // "default", "ergonomic", "command line", "management", ... (-all only)
 }
 
-var flagRow = &lazyRegexp{expr: `^\s*(\S+)\s+(\S+)\s+= ?(.*?)\s*\{([^{}]*)\}\s*\{([^{}]*)\}\s*$`}
+var flagRow = &lazyre.Regexp{Expr: `^\s*(\S+)\s+(\S+)\s+= ?(.*?)\s*\{([^{}]*)\}\s*\{([^{}]*)\}\s*$`}
 
 // ParseFlags parses VM.flags, both its one-line form of the flags not at their default
 // ("-XX:CICompilerCount=2 -XX:+UseG1GC ...", where +/- flags get Type "bool" and the other types are
@@ -1373,7 +1359,7 @@ func ParseFlags(out string) ([]Flag, error) {
 				}
 			}
 		default:
-			m := flagRow.get().FindStringSubmatch(l)
+			m := flagRow.Get().FindStringSubmatch(l)
 			if m == nil {
 				if bad == "" {
 					bad = t
@@ -1545,8 +1531,8 @@ type Thread struct {
 }
 
 var (
-	threadAttrs = &lazyRegexp{expr: `^ (?:#(\d+) )?(?:\[\d+\] )?(daemon )?(?:prio=(-?\d+) )?os_prio=(-?\d+) .*?tid=(\S+) nid=(\S+)(.*)$`}
-	stackAddr   = &lazyRegexp{expr: `\s*\[0x[0-9a-fA-F]+\]\s*$`}
+	threadAttrs = &lazyre.Regexp{Expr: `^ (?:#(\d+) )?(?:\[\d+\] )?(daemon )?(?:prio=(-?\d+) )?os_prio=(-?\d+) .*?tid=(\S+) nid=(\S+)(.*)$`}
+	stackAddr   = &lazyre.Regexp{Expr: `\s*\[0x[0-9a-fA-F]+\]\s*$`}
 )
 
 // ParseThreadDump parses a HotSpot thread dump (Thread.print, threaddump; JavaThread::print_on and
@@ -1628,7 +1614,7 @@ func ParseThreadDump(out string) (*ThreadDump, error) {
 // ends at the last quote that is followed by the attributes.
 func parseThreadLine(l string) (Thread, bool) {
 	for q := strings.LastIndexByte(l, '"'); q > 0; q = strings.LastIndexByte(l[:q], '"') {
-		m := threadAttrs.get().FindStringSubmatch(l[q+1:])
+		m := threadAttrs.Get().FindStringSubmatch(l[q+1:])
 		if m == nil {
 			continue
 		}
@@ -1640,7 +1626,7 @@ func parseThreadLine(l string) (Thread, bool) {
 			t.Priority = atoiOr(m[3], -1)
 		}
 		t.OSPriority = atoiOr(m[4], 0)
-		t.Status = strings.TrimSpace(stackAddr.get().ReplaceAllString(m[7], ""))
+		t.Status = strings.TrimSpace(stackAddr.Get().ReplaceAllString(m[7], ""))
 		return t, true
 	}
 	return Thread{}, false

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"time"
-	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -48,16 +47,7 @@ const MaxCPUSampled = 4096
 
 // NewCPUSampler opens the events of every online CPU; they sample nothing until Add.
 func NewCPUSampler(opts SamplerOptions) (*CPUSampler, error) {
-	if opts.Frequency <= 0 {
-		opts.Frequency = 99
-	}
-	if opts.StackBytes <= 0 {
-		opts.StackBytes = defaultStackBytes
-	}
-	opts.StackBytes = min(opts.StackBytes, maxStack) &^ 7
-	if opts.DrainEvery <= 0 {
-		opts.DrainEvery = 10 * time.Millisecond
-	}
+	opts = opts.withDefaults()
 	s := &CPUSampler{opts: opts, rings: map[int]*ring{}}
 	// Kernels before 5.11 charge BPF maps and programs to RLIMIT_MEMLOCK (64 KiB by default); later ones
 	// to the memory cgroup, where this does nothing.
@@ -136,44 +126,16 @@ func pidFilter(mapFD int) asm.Instructions {
 }
 
 func (s *CPUSampler) open(cpu int) (*ring, error) {
-	attr := unix.PerfEventAttr{
-		Type:              unix.PERF_TYPE_SOFTWARE,
-		Config:            unix.PERF_COUNT_SW_CPU_CLOCK,
-		Sample:            uint64(s.opts.Frequency),
-		Sample_type:       sampleTypes,
-		Bits:              unix.PerfBitDisabled | unix.PerfBitFreq | unix.PerfBitExcludeCallchainUser | unix.PerfBitExcludeHv,
-		Sample_regs_user:  regsMask,
-		Sample_stack_user: uint32(s.opts.StackBytes),
-		Sample_max_stack:  127,
-	}
-	if s.opts.NoKernel {
-		attr.Bits |= unix.PerfBitExcludeKernel | unix.PerfBitExcludeCallchainKernel
-	}
-	attr.Size = uint32(unsafe.Sizeof(attr))
-	fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	attr := sampleAttr(s.opts)
+	// The filter is in place before the event is enabled: no sample of another process is written.
+	r, err := openRing(&attr, -1, cpu, cpuRingPages, func(fd int) error {
+		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_BPF, s.prog.FD()); err != nil {
+			return fmt.Errorf("attach the BPF filter: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("perf_event_open: %w", err)
-	}
-	// The filter is in place before the event is enabled: no sample of another process is written.
-	if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_BPF, s.prog.FD()); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("attach the BPF filter: %w", err)
-	}
-	size := (1 + cpuRingPages) * os.Getpagesize()
-	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("mmap perf ring: %w", err)
-	}
-	r := &ring{fd: fd, mem: mem, page: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
-	off, n := r.page.Data_offset, r.page.Data_size
-	if off == 0 {
-		off, n = uint64(os.Getpagesize()), uint64(cpuRingPages*os.Getpagesize())
-	}
-	r.data = mem[off : off+n]
-	if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
-		r.close()
-		return nil, fmt.Errorf("enable: %w", err)
 	}
 	return r, nil
 }

@@ -71,19 +71,7 @@ const (
 
 // NewSampler prepares sampling of process pid; Run starts it.
 func NewSampler(pid int, opts SamplerOptions) (*Sampler, error) {
-	if opts.Frequency <= 0 {
-		opts.Frequency = 99
-	}
-	if opts.StackBytes <= 0 {
-		opts.StackBytes = defaultStackBytes
-	}
-	opts.StackBytes = min(opts.StackBytes, maxStack) &^ 7
-	if opts.ThreadPoll <= 0 {
-		opts.ThreadPoll = 100 * time.Millisecond
-	}
-	if opts.DrainEvery <= 0 {
-		opts.DrainEvery = 10 * time.Millisecond
-	}
+	opts = opts.withDefaults()
 	s := &Sampler{pid: pid, opts: opts, rings: map[int]*ring{}}
 	if _, err := s.sync(); err != nil {
 		_ = s.Close()
@@ -240,25 +228,66 @@ func (s *Sampler) sync() (alive bool, err error) {
 }
 
 func (s *Sampler) open(tid int) (*ring, error) {
+	attr := sampleAttr(s.opts)
+	return openRing(&attr, tid, -1, ringPages, nil)
+}
+
+// withDefaults fills in the zero options.
+func (o SamplerOptions) withDefaults() SamplerOptions {
+	if o.Frequency <= 0 {
+		o.Frequency = 99
+	}
+	if o.StackBytes <= 0 {
+		o.StackBytes = defaultStackBytes
+	}
+	o.StackBytes = min(o.StackBytes, maxStack) &^ 7
+	if o.ThreadPoll <= 0 {
+		o.ThreadPoll = 100 * time.Millisecond
+	}
+	if o.DrainEvery <= 0 {
+		o.DrainEvery = 10 * time.Millisecond
+	}
+	return o
+}
+
+// sampleAttr is the perf_event_attr of a cpu-clock sampling event whose samples have what a walk
+// needs: the pc, the thread, the time, the kernel callchain, the user registers and stack.
+func sampleAttr(opts SamplerOptions) unix.PerfEventAttr {
 	attr := unix.PerfEventAttr{
 		Type:              unix.PERF_TYPE_SOFTWARE,
 		Config:            unix.PERF_COUNT_SW_CPU_CLOCK,
-		Sample:            uint64(s.opts.Frequency),
+		Sample:            uint64(opts.Frequency),
 		Sample_type:       sampleTypes,
 		Bits:              unix.PerfBitFreq | unix.PerfBitExcludeCallchainUser | unix.PerfBitExcludeHv,
 		Sample_regs_user:  regsMask,
-		Sample_stack_user: uint32(s.opts.StackBytes),
+		Sample_stack_user: uint32(opts.StackBytes),
 		Sample_max_stack:  127,
 	}
-	if s.opts.NoKernel {
+	if opts.NoKernel {
 		attr.Bits |= unix.PerfBitExcludeKernel | unix.PerfBitExcludeCallchainKernel
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
-	fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	return attr
+}
+
+// openRing opens a perf event (pid, cpu as perf_event_open takes them) and maps its ring of pages
+// data pages. With setup, the event is opened disabled, setup is given its fd, and it is enabled
+// once mapped.
+func openRing(attr *unix.PerfEventAttr, pid, cpu, pages int, setup func(fd int) error) (*ring, error) {
+	if setup != nil {
+		attr.Bits |= unix.PerfBitDisabled
+	}
+	fd, err := unix.PerfEventOpen(attr, pid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
 		return nil, err
 	}
-	size := (1 + ringPages) * os.Getpagesize()
+	if setup != nil {
+		if err := setup(fd); err != nil {
+			unix.Close(fd)
+			return nil, err
+		}
+	}
+	size := (1 + pages) * os.Getpagesize()
 	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		unix.Close(fd)
@@ -267,9 +296,15 @@ func (s *Sampler) open(tid int) (*ring, error) {
 	r := &ring{fd: fd, mem: mem, page: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
 	off, n := r.page.Data_offset, r.page.Data_size
 	if off == 0 {
-		off, n = uint64(os.Getpagesize()), uint64(ringPages*os.Getpagesize())
+		off, n = uint64(os.Getpagesize()), uint64(pages*os.Getpagesize())
 	}
 	r.data = mem[off : off+n]
+	if setup != nil {
+		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
+			r.close()
+			return nil, fmt.Errorf("enable: %w", err)
+		}
+	}
 	return r, nil
 }
 

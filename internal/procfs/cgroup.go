@@ -2,9 +2,9 @@ package procfs
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/jvmkit/jvmkit/internal/lazyre"
 )
 
 // ParseCgroup returns the cgroup path of a process from the text of /proc/<pid>/cgroup: the first
@@ -57,24 +57,10 @@ var (
 	// A 64-hex-digit id as a path element of its own or after a runtime prefix, in a ".scope" unit
 	// (systemd driver) or bare (cgroupfs driver): "docker-<id>.scope", "cri-containerd-<id>.scope",
 	// "crio-<id>.scope", "libpod-<id>.scope", "/docker/<id>", "/kubepods/burstable/pod<uid>/<id>".
-	containerRE = &lazyRegexp{expr: `^(?:([a-z][a-z0-9-]*)-)?([0-9a-f]{64})(?:\.scope)?$`}
+	containerRE = &lazyre.Regexp{Expr: `^(?:([a-z][a-z0-9-]*)-)?([0-9a-f]{64})(?:\.scope)?$`}
 	// "pod<uid>" (cgroupfs) or "kubepods-<qos>-pod<uid with _ for ->.slice" (systemd).
-	podRE = &lazyRegexp{expr: `pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)`}
+	podRE = &lazyre.Regexp{Expr: `pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)`}
 )
-
-// lazyRegexp is a regular expression compiled on first use. A pointer to one is laid out by the
-// compiler, where a sync.OnceValue is built at package initialization (two allocations each), which
-// gjcmd would pay for at every start.
-type lazyRegexp struct {
-	expr string
-	once sync.Once
-	re   *regexp.Regexp
-}
-
-func (l *lazyRegexp) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
-	return l.re
-}
 
 // ContainerOf reads a cgroup path (as ParseCgroup returns it) for a container id and a Kubernetes pod
 // UID. The innermost id wins: podman's "libpod-<id>.scope/container" and nested runtimes name the
@@ -83,13 +69,13 @@ func (l *lazyRegexp) get() *regexp.Regexp {
 func ContainerOf(path string) Container {
 	var c Container
 	for elem := range strings.SplitSeq(path, "/") {
-		m := containerRE.get().FindStringSubmatch(elem)
+		m := containerRE.Get().FindStringSubmatch(elem)
 		if m == nil || strings.HasSuffix(m[1], "-conmon") || m[1] == "conmon" {
 			continue
 		}
 		c.ID, c.Runtime = m[2], m[1]
 	}
-	if m := podRE.get().FindStringSubmatch(path); m != nil {
+	if m := podRE.Get().FindStringSubmatch(path); m != nil {
 		c.PodUID = strings.ReplaceAll(m[1], "_", "-")
 	}
 	return c
