@@ -60,12 +60,12 @@ func (f *File) Symbols(data bool) (_ map[string]uint64, err error) {
 			syms[name] = value
 		}
 	}
-	derr := f.scan(elf.SHT_DYNSYM, func(_ elf.SymType, shndx elf.SectionIndex, value uint64) bool {
+	derr := f.scan(elf.SHT_DYNSYM, nil, func(_ elf.SymType, shndx elf.SectionIndex, value uint64) bool {
 		return shndx != elf.SHN_UNDEF && value != 0
 	}, add)
 	serr := derr
 	if data {
-		serr = f.scan(elf.SHT_SYMTAB, func(typ elf.SymType, shndx elf.SectionIndex, value uint64) bool {
+		serr = f.scan(elf.SHT_SYMTAB, nil, func(typ elf.SymType, shndx elf.SectionIndex, value uint64) bool {
 			return (typ == elf.STT_OBJECT || typ == elf.STT_TLS) && shndx != elf.SHN_UNDEF && value != 0
 		}, add)
 	}
@@ -88,15 +88,12 @@ type Funcs []Func
 // first). A table the file lacks, or cannot be read, adds nothing.
 func (f *File) Funcs() (_ Funcs, err error) {
 	defer guard(&err)
-	n := 0
+	var fs Funcs
+	// Most of a library's symbols are functions. (Sized by the table read, not by its header: a corrupt
+	// header's size would allocate gigabytes.)
+	grow := func(entries int) { fs = slices.Grow(fs, entries/2) }
 	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
-		if s := f.ELF.SectionByType(typ); s != nil && s.Size <= maxTable {
-			n += int(s.Size / elf.Sym32Size)
-		}
-	}
-	fs := make(Funcs, 0, n/2) // most of a library's symbols are functions
-	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
-		_ = f.scan(typ, func(t elf.SymType, _ elf.SectionIndex, value uint64) bool {
+		_ = f.scan(typ, grow, func(t elf.SymType, _ elf.SectionIndex, value uint64) bool {
 			return t == elf.STT_FUNC && value != 0
 		}, func(name string, value, size uint64) {
 			fs = append(fs, Func{Addr: value, Size: size, Name: name})
@@ -143,10 +140,11 @@ func (fs Funcs) Find(addr uint64) (int, bool) {
 	return i, true
 }
 
-// scan reads the first symbol table of type typ, and calls add with the name of each symbol keep
+// scan reads the first symbol table of type typ, calls grow (if not nil) with its number of entries,
+// and calls add with the name of each symbol keep
 // accepts (names are resolved only for those: most of a table is left out, and the name lookup is
 // most of the scan's cost). Names are substrings of one copy of the string table.
-func (f *File) scan(typ elf.SectionType, keep func(elf.SymType, elf.SectionIndex, uint64) bool,
+func (f *File) scan(typ elf.SectionType, grow func(entries int), keep func(elf.SymType, elf.SectionIndex, uint64) bool,
 	add func(name string, value, size uint64)) error {
 	ef := f.ELF
 	st := ef.SectionByType(typ)
@@ -173,6 +171,9 @@ func (f *File) scan(typ elf.SectionType, keep func(elf.SymType, elf.SectionIndex
 	entSize := elf.Sym64Size
 	if ef.Class == elf.ELFCLASS32 {
 		entSize = elf.Sym32Size
+	}
+	if grow != nil {
+		grow(len(tab) / entSize)
 	}
 	for off := entSize; off+entSize <= len(tab); off += entSize { // entry 0 is the null symbol
 		e := tab[off : off+entSize]
