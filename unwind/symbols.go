@@ -17,6 +17,7 @@ import (
 
 	"github.com/ianlancetaylor/demangle"
 
+	"github.com/jvmkit/jvmkit/internal/elfsym"
 	"github.com/jvmkit/jvmkit/internal/filecache"
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
@@ -224,7 +225,7 @@ func (s *FileSymbols) unwindInfo(pc uint64, ret bool) nativeInfo {
 	if m.Path == "" {
 		return nativeInfo{Code: true, RowErr: errNoFDE} // anonymous code: another JIT's, a trampoline
 	}
-	addr, exec, ok := es.vaddr(pc - m.Start + m.Offset)
+	addr, exec, ok := es.loads.Vaddr(pc - m.Start + m.Offset)
 	if !ok || !exec {
 		return nativeInfo{RowErr: errNoFDE}
 	}
@@ -247,15 +248,15 @@ func (s *FileSymbols) isCode(pc uint64) bool {
 	if m.Path == "" {
 		return true
 	}
-	_, exec, ok := es.vaddr(pc - m.Start + m.Offset)
+	_, exec, ok := es.loads.Vaddr(pc - m.Start + m.Offset)
 	return ok && exec
 }
 
 // elfSymbols are a file's function symbols, by address, its loadable segments to turn file offsets
 // into addresses, and its call frame information.
 type elfSymbols struct {
-	loads []elf.ProgHeader
-	syms  []elfSym
+	loads elfsym.Segments
+	syms  elfsym.Funcs // names demangled on lookup
 	eh    *ehFrame
 	ehErr error
 
@@ -271,36 +272,17 @@ type cfiRowResult struct {
 // maxCachedRows bounds a file's cache of call frame information rows.
 const maxCachedRows = 1 << 15
 
-type elfSym struct {
-	addr, size uint64
-	name       string // mangled; demangled on lookup
-}
-
+// readELFSymbols reads a file's function symbols, segments and call frame information; what cannot be
+// read is left empty.
 func readELFSymbols(r io.ReaderAt) *elfSymbols {
 	es := &elfSymbols{ehErr: errNoFDE}
-	f, err := elf.NewFile(r)
+	f, err := elfsym.Open(r)
 	if err != nil {
 		return es
 	}
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD {
-			es.loads = append(es.loads, p.ProgHeader)
-		}
-	}
-	syms, _ := f.Symbols()
-	dyn, _ := f.DynamicSymbols()
-	seen := map[uint64]bool{}
-	for _, list := range [][]elf.Symbol{syms, dyn} {
-		for _, sym := range list {
-			if elf.ST_TYPE(sym.Info) != elf.STT_FUNC || sym.Value == 0 || seen[sym.Value] {
-				continue
-			}
-			seen[sym.Value] = true
-			es.syms = append(es.syms, elfSym{addr: sym.Value, size: sym.Size, name: sym.Name})
-		}
-	}
-	sort.Slice(es.syms, func(i, j int) bool { return es.syms[i].addr < es.syms[j].addr })
-	es.eh, es.ehErr = readEhFrame(f)
+	es.loads = f.Loads
+	es.syms, _ = f.Funcs()
+	es.eh, es.ehErr = readEhFrame(f.ELF)
 	return es
 }
 
@@ -324,16 +306,6 @@ func readEhFrame(f *elf.File) (*ehFrame, error) {
 	return parseEhFrame(data, sec.Addr, hdr, hdrAddr)
 }
 
-// vaddr turns a file offset into the file's own address, and says whether its segment is code.
-func (es *elfSymbols) vaddr(off uint64) (addr uint64, exec, ok bool) {
-	for _, p := range es.loads {
-		if off >= p.Off && off < p.Off+p.Filesz {
-			return off - p.Off + p.Vaddr, p.Flags&elf.PF_X != 0, true
-		}
-	}
-	return 0, false, false
-}
-
 // row returns the call frame information at a file address, cached.
 func (es *elfSymbols) row(addr uint64) (cfiRow, error) {
 	if es.eh == nil {
@@ -354,24 +326,21 @@ func (es *elfSymbols) row(addr uint64) (cfiRow, error) {
 
 // lookup names the function at file offset off.
 func (es *elfSymbols) lookup(off uint64) (string, bool) {
-	addr, _, ok := es.vaddr(off)
+	addr, _, ok := es.loads.Vaddr(off)
 	if !ok {
 		return "", false
 	}
-	i := sort.Search(len(es.syms), func(i int) bool { return es.syms[i].addr > addr }) - 1
-	if i < 0 {
-		return "", false
-	}
-	s := &es.syms[i]
-	if s.size > 0 && addr >= s.addr+s.size {
+	i, ok := es.syms.Find(addr)
+	if !ok {
 		return "", false
 	}
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	if strings.HasPrefix(s.name, "_Z") {
-		s.name = demangle.Filter(s.name, demangle.NoParams, demangle.NoClones)
+	s := &es.syms[i]
+	if strings.HasPrefix(s.Name, "_Z") {
+		s.Name = demangle.Filter(s.Name, demangle.NoParams, demangle.NoClones)
 	}
-	return s.name, true
+	return s.Name, true
 }
 
 // KernelSymbols names kernel addresses from /proc/kallsyms (readable with addresses by root).

@@ -72,15 +72,15 @@ func openCoreJVM(ctx context.Context, c *CoreMemory, corePath string) (*JVM, err
 		return nil, fmt.Errorf("vmstructs: open libjvm.so of the core: %w; if the JVM ran in a container, "+
 			"set the container's root (CoreOptions.Root)", err)
 	}
-	syms, loads, err := elfSymbols(f)
+	ef, syms, err := libSymbols(f, true)
 	if err != nil {
 		return nil, fmt.Errorf("vmstructs: %s: %w", name, err)
 	}
-	bias, err := loadBias(loads, lib.Start, lib.Offset, c.pageSize())
+	bias, err := ef.Loads.Bias(lib.Start, lib.Offset, c.pageSize())
 	if err != nil {
 		return nil, fmt.Errorf("vmstructs: %s: %w", name, err)
 	}
-	if err := c.checkBuildID(f, name, bias, lib.deleted()); err != nil {
+	if err := c.checkBuildID(ef.ELF, name, bias, lib.deleted()); err != nil {
 		return nil, err
 	}
 	j, err := newJVM(ctx, Cached(c, corePageCache), syms, bias)
@@ -547,9 +547,9 @@ func (c *CoreMemory) libJVM() (FileMapping, bool) {
 // the core lacks libjvm's read-only segments. The core lacks the page only if the dump was filtered
 // hard; then a deleted libjvm (" (deleted)": certainly replaced since) is an error, anything else is
 // trusted.
-func (c *CoreMemory) checkBuildID(f io.ReaderAt, name string, bias uint64, deleted bool) error {
-	want, addr, err := fileBuildID(f)
-	if err != nil || want == nil {
+func (c *CoreMemory) checkBuildID(f *elf.File, name string, bias uint64, deleted bool) error {
+	want, addr := fileBuildID(f)
+	if want == nil {
 		return nil // no build ID to compare
 	}
 	b := make([]byte, len(want)+16+64) // the note's header, name and descriptor
@@ -569,16 +569,7 @@ func (c *CoreMemory) checkBuildID(f io.ReaderAt, name string, bias uint64, delet
 
 // fileBuildID returns the GNU build ID of an ELF file and the address of its note in the file's
 // address space.
-func fileBuildID(r io.ReaderAt) (id []byte, addr uint64, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("malformed ELF file: %v", p)
-		}
-	}()
-	f, err := elf.NewFile(r)
-	if err != nil {
-		return nil, 0, err
-	}
+func fileBuildID(f *elf.File) (id []byte, addr uint64) {
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_NOTE || p.Filesz > 1<<16 {
 			continue
@@ -593,12 +584,12 @@ func fileBuildID(r io.ReaderAt) (id []byte, addr uint64, err error) {
 				break
 			}
 			if nt.name == "GNU" && nt.typ == ntGNUBuildID {
-				return nt.desc, p.Vaddr + uint64(off), nil
+				return nt.desc, p.Vaddr + uint64(off)
 			}
 			off = next
 		}
 	}
-	return nil, 0, nil
+	return nil, 0
 }
 
 // noteBuildID decodes one GNU build-ID note at the start of b.

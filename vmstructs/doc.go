@@ -19,7 +19,7 @@
 //     opened through /proc/<pid>/root, or /proc/<pid>/map_files where that path is not the mapped file
 //     (a container entered by chroot, whose maps show the host's path; a deleted library), so JVMs in
 //     containers work from the host (internal/rootfs.OpenMapped); .dynsym gives the tables, .symtab
-//     (loaded lazily) the few statics HotSpot does not export.
+//     (loaded lazily) the few statics HotSpot does not export (both read by internal/elfsym).
 //   - A typed layer: every view resolves the fields it needs by name with aliases for renamed ones
 //     ("nmethod|CompiledMethod", "_code_begin|_code_offset"), reads each field with the width of its
 //     own C++ type from the types table, and reports what this JVM lacks as a [MissingError] for that

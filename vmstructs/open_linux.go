@@ -2,13 +2,13 @@ package vmstructs
 
 import (
 	"context"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"path"
 	"sync"
 
+	"github.com/jvmkit/jvmkit/internal/elfsym"
 	"github.com/jvmkit/jvmkit/internal/filecache"
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
@@ -40,10 +40,10 @@ func Open(ctx context.Context, pid int) (*JVM, error) {
 	if err != nil {
 		return nil, err
 	}
-	syms, loads := lf.syms, lf.loads
-	bias, err := loadBias(loads, lib.Start, lib.Offset, uint64(os.Getpagesize()))
+	syms := lf.syms
+	bias, err := lf.loads.Bias(lib.Start, lib.Offset, uint64(os.Getpagesize()))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("vmstructs: %w", err)
 	}
 	mem, err := OpenProcessMemory(pid)
 	if err != nil {
@@ -63,7 +63,7 @@ func Open(ctx context.Context, pid int) (*JVM, error) {
 // are only read after they are built.
 type libFile struct {
 	syms  map[string]uint64
-	loads []elf.ProgHeader
+	loads elfsym.Segments
 
 	moreMu sync.Mutex
 	more   map[string]uint64
@@ -82,7 +82,7 @@ func (lf *libFile) moreSymbols(file string) (map[string]uint64, error) {
 		return nil, err
 	}
 	defer f.Close()
-	more, _, err := elfSymbols(f)
+	_, more, err := libSymbols(f, true)
 	if err != nil {
 		return nil, err
 	}
@@ -97,11 +97,11 @@ var libFiles filecache.Cache[libFile]
 
 func libFileFor(f *os.File) (*libFile, error) {
 	read := func() (*libFile, error) {
-		syms, loads, err := elfDynamicSymbols(f)
+		ef, syms, err := libSymbols(f, false)
 		if err != nil {
 			return nil, err
 		}
-		return &libFile{syms: syms, loads: loads}, nil
+		return &libFile{syms: syms, loads: ef.Loads}, nil
 	}
 	id, ok := filecache.Identify(f)
 	if !ok {
