@@ -135,10 +135,9 @@ type profiler struct {
 	err    error // why sampling ended; read after done
 
 	// With the CPU sampler, the sampling loop owns these.
-	vm        *vmstructs.JVM
-	w         *unwind.Walker
-	refreshed time.Time
-	proc      *procfs.Handle // tells when the JVM exits
+	vm   *vmstructs.JVM
+	w    *unwind.Walker
+	proc *procfs.Handle // tells when the JVM exits
 }
 
 func (p *profiler) swap(next *stacks) *stacks {
@@ -437,7 +436,7 @@ func (a *Agent) sampleJVM(p *profiler, vm *vmstructs.JVM, w *unwind.Walker) erro
 	if err != nil {
 		return err
 	}
-	p.vm, p.w, p.proc, p.refreshed = vm, w, h, time.Now()
+	p.vm, p.w, p.proc = vm, w, h
 	a.byPIDMu.Lock()
 	defer a.byPIDMu.Unlock()
 	m := *a.byPID.Load()
@@ -475,11 +474,7 @@ func (a *Agent) sampleCPUs(stop <-chan struct{}) {
 		ps := *a.byPID.Load()
 		a.cpu.Drain(func(smp *unwind.Sample) {
 			if p := ps[smp.PID]; p != nil {
-				if time.Since(p.refreshed) > time.Second {
-					p.refreshed = time.Now()
-					_ = p.w.Refresh() // on failure the old view stays
-				}
-				st := p.w.Walk(smp)
+				st := p.w.WalkLive(smp)
 				p.add(&st)
 			}
 		})

@@ -446,13 +446,8 @@ func (w *Walker) Profile(ctx context.Context, opts SamplerOptions, fn func(*Samp
 		return fmt.Errorf("unwind: %w", err)
 	}
 	defer func() { _ = s.Close() }()
-	refreshed := time.Now()
 	return s.Run(ctx, func(smp *Sample) {
-		if time.Since(refreshed) > time.Second {
-			refreshed = time.Now()
-			_ = w.Refresh() // on failure the old view stays
-		}
-		st := w.Walk(smp)
+		st := w.WalkLive(smp)
 		fn(smp, &st)
 	})
 }

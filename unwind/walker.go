@@ -53,7 +53,9 @@ type Walker struct {
 	epilogues map[scopeKey]epilogueState
 	// interpReturns holds interpreterReturn by pc of the interpreter.
 	interpReturns map[uint64]interpReturn
-	threads       map[int]uint64 // tid -> JavaThread*
+	// viewAt is when the view of the code cache was taken (or last tried), for WalkLive.
+	viewAt  time.Time
+	threads map[int]uint64 // tid -> JavaThread*
 	// threadsRead is when the thread list was last read, to bound re-reads for unknown tids.
 	threadsRead time.Time
 
@@ -123,7 +125,7 @@ func New(j *vmstructs.JVM, opts Options) (*Walker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("unwind: %w", err)
 	}
-	w := &Walker{j: j, cc: cc, l: l, opts: opts, interpReturns: map[uint64]interpReturn{}}
+	w := &Walker{j: j, cc: cc, l: l, opts: opts, interpReturns: map[uint64]interpReturn{}, viewAt: time.Now()}
 	w.reset()
 	return w, nil
 }
@@ -151,6 +153,17 @@ func (w *Walker) Refresh() error {
 	w.cc = cc
 	w.reset()
 	return nil
+}
+
+// WalkLive is Walk for a sample just taken of a live JVM: the view of its code cache is taken again
+// first when it is more than a second old (on failure the old view stays, and is tried again a second
+// later).
+func (w *Walker) WalkLive(s *Sample) Stack {
+	if time.Since(w.viewAt) > time.Second {
+		w.viewAt = time.Now()
+		_ = w.Refresh()
+	}
+	return w.Walk(s)
 }
 
 // JVM returns the JVM the walker reads.
