@@ -73,6 +73,22 @@ func TestCorruptHsperfdata(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer os.RemoveAll(path)
+				if name == "fifo" {
+					// A JVM that starts (JDK 17+) opens every file in its user's hsperfdata directory to
+					// see whether it is stale, with a blocking open: a FIFO without a writer hangs the start
+					// of every JVM of root on this machine (other tests' too) until one appears. So this
+					// test holds a writer while the FIFO exists (removed before the writer is closed). The
+					// tools must still not read it (a read would block); a FIFO without a writer is
+					// hsperf's TestReadFile's, in a directory of its own.
+					fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer func() {
+						os.RemoveAll(path)
+						unix.Close(fd)
+					}()
+				}
 				r := tool(t, "gjcmd", pid, "PerfCounter.print")
 				noCrash(t, "PerfCounter.print", r)
 				if r.code != 0 && !strings.Contains(r.stderr, "gjcmd:") {
