@@ -111,6 +111,21 @@ func TestReplayDuplicates(t *testing.T) {
 	}
 }
 
+// TestResized: the recorder logs a load again at its time with the whole size once it finds its blob
+// (the first record had insts_size): the later record of the two wins, from the load's time on.
+func TestResized(t *testing.T) {
+	r := jitlog.NewResolver([]jitlog.Record{
+		load(100, 0x4000, 0x80, "E"),
+		load(200, 0x5000, 0x40, "F"),
+		load(100, 0x4000, 0x100, "E"), // written later, same time
+	})
+	checkLookups(t, r, []lookupCase{
+		{addr: 0x4000, t: 100, name: "E", exact: true, from: 100, end: jitlog.Forever},
+		{addr: 0x40f0, t: 150, name: "E", exact: true, from: 100, end: jitlog.Forever}, // in the stubs
+		{addr: 0x5000, t: 250, name: "F", exact: true},
+	})
+}
+
 // TestTieredUnload: a method's C1 code, replaced by its C2 code elsewhere, is unloaded first; the
 // UNLOAD (names only) ends the oldest live code of that name.
 func TestTieredUnload(t *testing.T) {

@@ -27,9 +27,11 @@
 // handlers, constants), where samples land too. So a LOAD is logged with the size of the whole nmethod,
 // its blob in the code cache (found at the probe's address, with the probe's name), the size that the
 // snapshot and Compiler.perfmap give the same code: the two records agree, and the resolver sees a
-// duplicate. Only when the blob is no longer there (the code was freed before the event was read) is
-// insts_size logged; JVMStats.FullSize counts the others. An UNLOAD logged with an address has
-// the size of the code it ends.
+// duplicate. When the blob is not found (the code was freed before the event was read, or a read of
+// the JVM's memory failed), insts_size is logged, and the blob is looked for again for a few seconds:
+// found, the LOAD is logged again with the whole size and the same time (the resolver keeps the later
+// of the two). JVMStats.FullSize counts the loads logged with the whole size. An UNLOAD logged with an
+// address has the size of the code it ends.
 //
 // Unloads. compiled__method__unload carries names only, and a method often has several nmethods live at
 // once: tier-3 (C1) and tier-4 (C2) code, OSR code, a recompilation after a deoptimization. The

@@ -52,6 +52,9 @@ type JVMStats struct {
 	// the snapshot and Compiler.perfmap have it), read from the code cache; the others have the
 	// probe's insts_size.
 	FullSize int `json:"full_size"`
+	// Resized counts the loads of FullSize first logged with insts_size (the code cache did not have
+	// their blob yet when the event was read) and logged again with the whole size.
+	Resized int `json:"resized,omitempty"`
 	// CodeRead counts the jitdump loads with their code read from the JVM.
 	CodeRead int `json:"code_read,omitempty"`
 	// Drops are the probe events lost because the ring buffer was full: code the log may miss.

@@ -206,6 +206,7 @@ type jvmRecorder struct {
 	live    map[uint64]liveCode // by start
 	seq     uint64
 	pending []pendingUnload
+	unsized []unsizedLoad
 	stats   JVMStats
 }
 
@@ -330,6 +331,22 @@ type pendingUnload struct {
 	deadline time.Time
 }
 
+// unsizedLoad is a LOAD logged with the probe's insts_size because the code cache did not have its
+// blob when the event was read (a read of the JVM's memory failed, say, on a loaded machine): the
+// recorder looks again until sizeWait has passed, and logs the whole size at the load's time.
+type unsizedLoad struct {
+	rec      jitlog.Record
+	tid      int
+	seq      uint64
+	deadline time.Time
+}
+
+// testMissSize, set by tests, tells a load's first size lookup to fail, to exercise resize.
+var testMissSize func() bool
+
+// sizeWait bounds how long a load logged with insts_size is looked up again.
+const sizeWait = 5 * time.Second
+
 // recordBatch is how often the recorder reads the probes' events: each record keeps its probe time,
 // so reading them late changes nothing but the recorder's cost (one wake-up per batch, not per event:
 // the Go runtime's wake-ups were most of the recorder's CPU time on a churning JVM).
@@ -365,12 +382,16 @@ func (j *jvmRecorder) stream() {
 		case ev, ok := <-events:
 			if !ok {
 				j.resolvePending(true)
+				j.resize()
 				return
 			}
 			j.event(&ev)
 		case <-tick.C:
 			if len(j.pending) > 0 {
 				j.resolvePending(false)
+			}
+			if len(j.unsized) > 0 {
+				j.resize()
 			}
 		}
 	}
@@ -392,16 +413,60 @@ func (j *jvmRecorder) event(ev *usdt.Event) {
 		return
 	}
 	j.stats.Loads++
-	size := m.Size
-	if full, ok := j.codeSize(m.Code, name); ok {
-		size = full
+	size, full := m.Size, false
+	if n, ok := j.codeSize(m.Code, name); ok && (testMissSize == nil || !testMissSize()) {
+		size, full = n, true
 		j.stats.FullSize++
 	}
 	j.addLive(m.Code, size, name)
-	j.r.append(jitlog.Record{Time: m.Time, PID: j.pid, Kind: jitlog.Load, Start: m.Code, Size: size, Name: name, Source: jitlog.SourceUSDT})
+	rec := jitlog.Record{Time: m.Time, PID: j.pid, Kind: jitlog.Load, Start: m.Code, Size: size, Name: name, Source: jitlog.SourceUSDT}
+	j.r.append(rec)
 	if j.r.jd != nil {
 		j.jitdump(m.Time, m.TID, m.Code, size, name)
 	}
+	if !full && j.vm != nil {
+		j.unsized = append(j.unsized, unsizedLoad{rec: rec, tid: m.TID, seq: j.seq, deadline: time.Now().Add(sizeWait)})
+	}
+}
+
+// resize looks up again the loads logged with insts_size. One whose code the code cache now has, still
+// live in the recorder's view, is logged again with the whole size at the same time: the resolver
+// keeps the later record of two at one time and address. The others are retried until sizeWait.
+func (j *jvmRecorder) resize() {
+	kept := j.unsized[:0]
+	now := time.Now()
+	for _, u := range j.unsized {
+		c, live := j.live[u.rec.Start]
+		if !live || c.seq != u.seq {
+			continue // unloaded, or replaced by later code at that address
+		}
+		n, ok := j.codeSize(u.rec.Start, u.rec.Name)
+		if !ok {
+			if now.Before(u.deadline) {
+				kept = append(kept, u)
+			}
+			continue
+		}
+		j.stats.FullSize++
+		if n == u.rec.Size {
+			continue
+		}
+		j.stats.Resized++
+		for a, o := range j.live {
+			if a != u.rec.Start && a < codeEnd(u.rec.Start, n) && u.rec.Start < codeEnd(a, o.size) {
+				delete(j.live, a)
+			}
+		}
+		c.size = n
+		j.live[u.rec.Start] = c
+		rec := u.rec
+		rec.Size = n
+		j.r.append(rec)
+		if j.r.jd != nil {
+			j.jitdump(rec.Time, u.tid, rec.Start, n, rec.Name)
+		}
+	}
+	j.unsized = kept
 }
 
 func (j *jvmRecorder) addLive(start, size uint64, name string) {

@@ -175,6 +175,9 @@ func mapName(entries []perfmap.Entry, addr uint64) (string, bool) {
 func TestRecordJIT(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	perf := testutil.MustHaveTool(t, "perf")
+	// One load in 7 does not find its blob at first (as when a read of the JVM's memory fails): the
+	// recorder logs it again with the whole size, which the end state below checks.
+	t.Cleanup(recorder.MissSizes(7))
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		testutil.SkipWithoutProbes(t, jdk)
 		dir := t.TempDir()
@@ -269,8 +272,8 @@ func TestRecordJIT(t *testing.T) {
 		res := jitlog.NewResolver(recs)
 		t.Logf("%d records, resolver %+v", len(recs), res.Stats())
 		for _, js := range st.JVMs {
-			if js.Drops > 0 || js.Err != "" || js.Loads == 0 || js.Unloads == 0 || js.Snapshot == 0 {
-				t.Errorf("recorder stats %+v: want loads, unloads, a snapshot, no drops, no error", js)
+			if js.Drops > 0 || js.Err != "" || js.Loads == 0 || js.Unloads == 0 || js.Snapshot == 0 || js.Resized == 0 {
+				t.Errorf("recorder stats %+v: want loads, unloads, a snapshot, resized loads, no drops, no error", js)
 			}
 		}
 
