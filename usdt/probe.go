@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/jvmkit/jvmkit/internal/elfsym"
 	"github.com/jvmkit/jvmkit/internal/procerr"
 )
 
@@ -63,15 +64,20 @@ const noteType = 3
 // ParseNotes reads every probe site of an ELF file, in the order of the notes. A file without
 // .note.stapsdt has none, which is not an error.
 func ParseNotes(r io.ReaderAt) ([]Probe, error) {
-	f, err := elf.NewFile(r)
+	ef, err := elfsym.Open(r)
 	if err != nil {
 		return nil, fmt.Errorf("usdt: %w", err)
 	}
-	return ParseELF(f)
+	return parseELF(ef)
 }
 
-// ParseELF is ParseNotes for an ELF file opened by the caller.
-func ParseELF(f *elf.File) ([]Probe, error) {
+func parseELF(ef *elfsym.File) (_ []Probe, err error) {
+	defer func() {
+		if p := recover(); p != nil { // debug/elf's section reads, on a corrupt file
+			err = fmt.Errorf("usdt: %w: %v", elfsym.ErrMalformed, p)
+		}
+	}()
+	f := ef.ELF
 	var addrSize int
 	switch f.Class {
 	case elf.ELFCLASS64:
@@ -115,9 +121,9 @@ func ParseELF(f *elf.File) ([]Probe, error) {
 					p.Semaphore += adjustBase - n.base
 				}
 			}
-			p.FileOffset = fileOffset(f, p.PC)
+			p.FileOffset, _ = ef.Loads.Offset(p.PC)
 			if p.Semaphore != 0 {
-				p.SemaphoreOffset = fileOffset(f, p.Semaphore)
+				p.SemaphoreOffset, _ = ef.Loads.Offset(p.Semaphore)
 			}
 			p.Args, p.Err = ParseArgs(f.Machine, n.args)
 			if p.Err == nil {
@@ -127,7 +133,7 @@ func ParseELF(f *elf.File) ([]Probe, error) {
 						continue
 					}
 					if syms == nil {
-						syms = newSymbolTable(f)
+						syms = newSymbolTable(ef)
 					}
 					if a.SymbolAddr, p.Err = syms.lookup(a.Symbol); p.Err != nil {
 						p.Err = fmt.Errorf("argument %d: %w", i, p.Err)
@@ -148,17 +154,6 @@ func ParseELF(f *elf.File) ([]Probe, error) {
 		// before it are kept.
 	}
 	return probes, nil
-}
-
-// fileOffset converts a link-time address to a file offset through the loadable segment that contains it in
-// its file-backed part; 0 if none does.
-func fileOffset(f *elf.File, addr uint64) uint64 {
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD && addr >= p.Vaddr && addr-p.Vaddr < p.Filesz {
-			return addr - p.Vaddr + p.Off
-		}
-	}
-	return 0
 }
 
 // note is the content of one stapsdt note.
@@ -240,21 +235,9 @@ type symbolTable struct {
 	ambiguous map[string]bool
 }
 
-func newSymbolTable(f *elf.File) *symbolTable {
-	t := &symbolTable{addr: make(map[string]uint64), ambiguous: make(map[string]bool)}
-	for _, load := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
-		syms, _ := load() // a missing table just has no symbols
-		for _, s := range syms {
-			if s.Name == "" || s.Section == elf.SHN_UNDEF {
-				continue
-			}
-			if old, ok := t.addr[s.Name]; ok && old != s.Value {
-				t.ambiguous[s.Name] = true
-			}
-			t.addr[s.Name] = s.Value
-		}
-	}
-	return t
+func newSymbolTable(f *elfsym.File) *symbolTable {
+	addr, ambiguous, _ := f.Defined() // a file without symbol tables just has no symbols
+	return &symbolTable{addr: addr, ambiguous: ambiguous}
 }
 
 func (t *symbolTable) lookup(name string) (uint64, error) {

@@ -1,15 +1,14 @@
 // Package elfsym reads the symbol tables (.dynsym, .symtab) and loadable segments (PT_LOAD) of an ELF
 // file: the one reader behind vmstructs (the addresses of libjvm's VMStructs tables and other data
-// symbols, where a mapping of the file is loaded) and unwind (the functions that native frames are
-// named after, which part of a file is code).
+// symbols, where a mapping of the file is loaded), unwind (the functions that native frames are named
+// after, which part of a file is code) and usdt (the file offsets of probe sites and semaphores, the
+// variables that argument specs name).
 //
 // Headers and sections come from debug/elf; the symbol tables are scanned raw (Elf32_Sym, Elf64_Sym),
 // because debug/elf's Symbols allocates a string and a Symbol for each of libjvm's 58-70k entries,
 // where a caller keeps a few hundred (vmstructs: the dynamic symbols) or ten thousand (its data
 // symbols): a name is only read for a symbol that is kept, as a substring of one copy of the string
 // table. debug/elf has panicked on corrupt input before; here a panic becomes ErrMalformed.
-//
-// usdt reads its symbols through debug/elf still (symbolTable: every kind, ambiguous locals).
 //
 // # Format
 //

@@ -75,6 +75,29 @@ func (f *File) Symbols(data bool) (_ map[string]uint64, err error) {
 	return syms, nil
 }
 
+// Defined returns every defined symbol of .symtab and .dynsym by name, whatever its type (usdt: the
+// variables that argument specs name), and the names defined more than once with different values
+// (local symbols of several objects), which name no one address. A table the file lacks, or cannot be
+// read, adds nothing.
+func (f *File) Defined() (_ map[string]uint64, ambiguous map[string]bool, err error) {
+	defer guard(&err)
+	syms, ambiguous := map[string]uint64{}, map[string]bool{}
+	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
+		_ = f.scan(typ, nil, func(_ elf.SymType, shndx elf.SectionIndex, _ uint64) bool {
+			return shndx != elf.SHN_UNDEF
+		}, func(name string, value, _ uint64) {
+			if name == "" {
+				return
+			}
+			if old, ok := syms[name]; ok && old != value {
+				ambiguous[name] = true
+			}
+			syms[name] = value
+		})
+	}
+	return syms, ambiguous, nil
+}
+
 // Func is a function symbol.
 type Func struct {
 	Addr, Size uint64
@@ -222,6 +245,17 @@ func (s Segments) Bias(start, off, pageSize uint64) (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no PT_LOAD segment at file offset %#x", off)
+}
+
+// Offset turns one of the file's own addresses into the offset in the file it is loaded from: false
+// when no segment loads it from the file (bss, or no segment at all).
+func (s Segments) Offset(vaddr uint64) (uint64, bool) {
+	for _, p := range s {
+		if vaddr >= p.Vaddr && vaddr-p.Vaddr < p.Filesz {
+			return vaddr - p.Vaddr + p.Off, true
+		}
+	}
+	return 0, false
 }
 
 // Vaddr turns a file offset into the file's own address, and says whether its segment is code.

@@ -104,6 +104,41 @@ func compareDebugELF(t *testing.T, file string) {
 		}
 	}
 
+	// Defined: every defined symbol of either table (usdt's argument specs name them), the names with
+	// two values ambiguous, as usdt built them from debug/elf.
+	wantAll, wantAmbiguous := map[string]uint64{}, map[string]bool{}
+	for _, list := range [][]elf.Symbol{static, dyn} {
+		for _, s := range list {
+			if s.Name == "" || s.Section == elf.SHN_UNDEF {
+				continue
+			}
+			if old, ok := wantAll[s.Name]; ok && old != s.Value {
+				wantAmbiguous[s.Name] = true
+			}
+			wantAll[s.Name] = s.Value
+		}
+	}
+	all, ambiguous, err := f.Defined()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantAll, all); diff != "" {
+		t.Errorf("defined symbols (-debug/elf +elfsym):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantAmbiguous, ambiguous); diff != "" {
+		t.Errorf("ambiguous symbols (-debug/elf +elfsym):\n%s", diff)
+	}
+	for _, p := range loads {
+		if off, ok := f.Loads.Offset(p.Vaddr + p.Filesz/2); !ok || off != p.Off+p.Filesz/2 {
+			t.Errorf("Offset(%#x) = %#x, %v; want %#x", p.Vaddr+p.Filesz/2, off, ok, p.Off+p.Filesz/2)
+		}
+		if p.Memsz > p.Filesz {
+			if off, ok := f.Loads.Offset(p.Vaddr + p.Filesz); ok {
+				t.Errorf("Offset(%#x) in bss = %#x", p.Vaddr+p.Filesz, off)
+			}
+		}
+	}
+
 	var wantFuncs Funcs
 	seen := map[uint64]bool{}
 	for _, list := range [][]elf.Symbol{static, dyn} {
@@ -268,6 +303,7 @@ func FuzzOpen(f *testing.F) {
 			return
 		}
 		_, _ = file.Symbols(true)
+		_, _, _ = file.Defined()
 		funcs, err := file.Funcs()
 		if err != nil {
 			return
