@@ -125,7 +125,10 @@ public class Unwind {
     static void sleep() {
         while (true) {
             try {
-                Thread.sleep(1000);
+                // Long: a walker that stops the JVM must find this thread in the sleep. With 1 s sleeps,
+                // a sleep that ended while the JVM was stopped (SIGSTOP, jhsdb) ended right at SIGCONT,
+                // so a stop just after caught the thread back in sleep()'s loop now and then.
+                Thread.sleep(600_000);
             } catch (InterruptedException e) {
                 return;
             }
