@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -57,6 +58,9 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 		err = vm.startListener(ctx)
 	}
 	if err != nil {
+		if gerr := vm.Gone(); gerr != nil { // its root and socket go first when it is killed
+			err = gerr
+		}
 		vm.Close()
 		return nil, err
 	}
@@ -91,9 +95,13 @@ func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, vm.opts.AttachTimeout)
 	defer cancel()
 	t := vm.Target
-	if ok, err := t.checkSocket(); err != nil {
-		return nil, err
-	} else if !ok {
+	if ok, err := t.checkSocket(); err != nil || !ok {
+		if gerr := vm.Gone(); gerr != nil { // its root and socket go first when it is killed
+			return nil, gerr
+		}
+		if err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: socket %s disappeared", ErrNoListener, t.SocketPath())
 	}
 	vm.mu.Lock()
@@ -375,12 +383,31 @@ func (vm *VM) goneErr(when string) error {
 	return vm.exitErr(t.PID, when)
 }
 
+// Gone is ErrProcessGone saying that the JVM has exited and how (exit status, or the signal that killed
+// it), asked of the pidfd held since Dial; nil while it runs. For an error about the JVM's files or
+// memory that may come from its end.
+func (vm *VM) Gone() error {
+	if err := vm.goneErr(""); err != nil {
+		return err
+	}
+	// The pidfd polls readable once every thread has exited; a SIGKILLed JVM's memory and root go
+	// before, while its threads are still in their exit.
+	err := procfs.Default.GoneErr(vm.Target.PID)
+	if err != nil && vm.pidfd >= 0 {
+		vm.waitExit(time.Second)
+		if gerr := vm.goneErr(""); gerr != nil {
+			return gerr
+		}
+	}
+	return err
+}
+
 // exitErr is goneErr for process pid, by the pidfd alone.
 func (vm *VM) exitErr(pid int, when string) error {
 	if vm.pidfd < 0 || !procfs.Exited(vm.pidfd) {
 		return nil
 	}
-	return fmt.Errorf("%w: process %d %s %s", ErrProcessGone, pid, procfs.Default.ExitStatusOf(vm.pidfd, pid), when)
+	return fmt.Errorf("%w: process %d %s", ErrProcessGone, pid, strings.TrimSpace(procfs.Default.ExitStatusOf(vm.pidfd, pid).String()+" "+when))
 }
 
 // limitedBuffer keeps the first max bytes written to it and discards the rest.

@@ -17,6 +17,9 @@ func Dial(_ context.Context, pid int, _ *Options) (*VM, error) {
 // Close releases the process handle. Dial returns no VM on this platform, so there is nothing to release.
 func (vm *VM) Close() error { return nil }
 
+// Gone is nil: Dial returns no VM on this platform.
+func (vm *VM) Gone() error { return nil }
+
 // roundTrip exists so that the platform-neutral operations build; a VM made here cannot connect.
 func (vm *VM) roundTrip(context.Context, []byte, io.Writer, bool) error {
 	return fmt.Errorf("attach: connect: %w", ErrNotSupported)

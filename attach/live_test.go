@@ -503,6 +503,9 @@ func TestPlanted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A socket already there is one a JVM killed earlier left under this reused pid (other tests kill
+		// JVMs while they attach).
+		_ = os.Remove(path)
 		err = unix.Bind(fd, &unix.SockaddrUnix{Name: path})
 		unix.Close(fd) // bound, never listening: connect is refused
 		if err != nil {

@@ -24,6 +24,9 @@ func resolve(pfs procfs.FS, pid int) (*Target, error) {
 		return nil, procErr(pid, err)
 	}
 	if st.Dead() {
+		if err := pfs.GoneErr(pid); err != nil { // how it ended, while it is a zombie
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: process %d has exited (%s)", ErrProcessGone, pid, st.StateName())
 	}
 	if st.TGID != pid {
@@ -67,6 +70,9 @@ func (t *Target) checkJVM() error {
 		return nil
 	case found[1], found[2]:
 		return fmt.Errorf("%w: process %d is an OpenJ9 JVM; it uses a different attach mechanism (use OpenJ9's own jcmd)", ErrNotHotSpot, t.PID)
+	}
+	if err := procfs.Default.GoneErr(t.PID); err != nil { // a zombie's maps read empty
+		return err
 	}
 	return fmt.Errorf("%w: process %d (%s) has no libjvm.so mapped", ErrNotJVM, t.PID, t.Status.Name)
 }

@@ -94,6 +94,9 @@ func (c *Client) prepareErr(cmd string, w write, err error) error {
 	if errors.Is(err, rootfs.ErrUnsafe) {
 		return fmt.Errorf("%w: %s: not asking JVM %d (uid %d) to write %s %s: %w", attach.ErrPermission, cmd, c.Target().PID, c.Target().UID, what, w.path, err)
 	}
+	if gerr := c.VM.Gone(); gerr != nil { // the JVM's root no longer opens once it has exited
+		return fmt.Errorf("jcmd: %s: %w", cmd, gerr)
+	}
 	return fmt.Errorf("jcmd: %s: prepare %s %s: %w", cmd, what, w.path, err)
 }
 

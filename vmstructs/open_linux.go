@@ -25,6 +25,9 @@ func Open(ctx context.Context, pid int) (*JVM, error) {
 	}
 	lib, ok := findLibJVM(maps)
 	if !ok {
+		if err := procfs.Default.GoneErr(pid); err != nil { // a zombie's maps read empty
+			return nil, fmt.Errorf("vmstructs: %w", err)
+		}
 		return nil, fmt.Errorf("%w: process %d has no libjvm.so mapped", ErrNotJVM, pid)
 	}
 	f, err := rootfs.OpenMapped(procfs.Default, pid, lib)

@@ -125,6 +125,40 @@ func TestAlive(t *testing.T) {
 	if New("/proc/").Alive(pid) {
 		t.Error("Alive(zombie) by stat = true")
 	}
+	if err := Default.GoneErr(pid); !errors.Is(err, procerr.ErrProcessGone) || !strings.Contains(err.Error(), "exited with status 1") { // read at EOF
+		t.Errorf("GoneErr(zombie) = %v", err)
+	}
+}
+
+// TestGoneErr: nil for a running process; for one killed, ErrProcessGone with the signal while it is a
+// zombie, and without once reaped.
+func TestGoneErr(t *testing.T) {
+	if err := Default.GoneErr(os.Getpid()); err != nil {
+		t.Errorf("GoneErr(self) = %v", err)
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	w, err := Default.WatchExitOnly(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	_ = cmd.Process.Kill()
+	select {
+	case <-w.Exited():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the child did not exit")
+	}
+	if err := Default.GoneErr(pid); !errors.Is(err, procerr.ErrProcessGone) || !strings.Contains(err.Error(), "was killed by SIGKILL") {
+		t.Errorf("GoneErr(killed zombie) = %v", err)
+	}
+	_ = cmd.Wait()
+	if err := Default.GoneErr(pid); !errors.Is(err, procerr.ErrProcessGone) {
+		t.Errorf("GoneErr(reaped) = %v", err)
+	}
 }
 
 func TestWrap(t *testing.T) {

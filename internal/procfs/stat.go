@@ -39,6 +39,27 @@ func ParseStat(b []byte) (state byte, start uint64, err error) {
 	return fields[0][0], start, nil
 }
 
+// ParseStatFlags returns field 9 of /proc/<pid>/stat, the task's flags (PF_* of linux/sched.h).
+func ParseStatFlags(b []byte) (uint64, error) {
+	fields, err := statFields(b)
+	if err != nil {
+		return 0, err
+	}
+	const idx = 9 - 3
+	if len(fields) <= idx {
+		return 0, fmt.Errorf("%w: stat has %d fields", ErrMalformed, len(fields)+2)
+	}
+	v, err := strconv.ParseUint(string(fields[idx]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: stat flags: %w", ErrMalformed, err)
+	}
+	return v, nil
+}
+
+// pfExiting is PF_EXITING: the task is in do_exit (a SIGKILLed process has it from the start of its
+// end, while its memory and files are released and before it is a zombie).
+const pfExiting = 0x4
+
 // statFields splits /proc/<pid>/stat after the command name: fields[0] is field 3.
 func statFields(b []byte) ([][]byte, error) {
 	i := bytes.LastIndexByte(b, ')')
