@@ -147,6 +147,12 @@ func TestParseStat(t *testing.T) {
 	if err != nil || state != 'T' || start != 76302 {
 		t.Errorf("ParseStat = %c, %d, %v; want T, 76302", state, start, err)
 	}
+	if flags, err := ParseStatFlags([]byte(st)); err != nil || flags != 4194560 {
+		t.Errorf("ParseStatFlags = %d, %v; want 4194560", flags, err)
+	}
+	if _, err := ParseStatFlags([]byte("1 (x) S 1 2 3 4 5 -6")); err == nil {
+		t.Error("ParseStatFlags(negative): no error")
+	}
 	for _, bad := range []string{"", "1 (x", "1 (x) S 1", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 zz",
 		"1 (x) Sl 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 55"} {
 		if _, err := ParseStatStartTime([]byte(bad)); err == nil {
@@ -220,5 +226,6 @@ func FuzzParseStat(f *testing.F) {
 		}
 		_ = ParseCmdline(b)
 		_, _ = ParseChildren(b)
+		_, _ = ParseStatFlags(b)
 	})
 }
