@@ -94,17 +94,6 @@ func ParseProcEvents(b []byte) []ProcExit {
 // ParseStatExitCode returns field 52 of /proc/<pid>/stat (exit_code, Linux 3.5+): the wait status of a
 // zombie, 0 for a running process.
 func ParseStatExitCode(b []byte) (uint32, error) {
-	fields, err := statFields(b)
-	if err != nil {
-		return 0, err
-	}
-	const idx = 52 - 3
-	if len(fields) <= idx {
-		return 0, fmt.Errorf("%w: stat has %d fields, no exit_code", ErrMalformed, len(fields)+2)
-	}
-	v, err := strconv.ParseUint(string(fields[idx]), 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("%w: stat exit_code: %w", ErrMalformed, err)
-	}
-	return uint32(v), nil
+	v, err := statNumber(b, 52, "exit_code", 32)
+	return uint32(v), err
 }

@@ -40,18 +40,22 @@ func ParseStat(b []byte) (state byte, start uint64, err error) {
 }
 
 // ParseStatFlags returns field 9 of /proc/<pid>/stat, the task's flags (PF_* of linux/sched.h).
-func ParseStatFlags(b []byte) (uint64, error) {
+func ParseStatFlags(b []byte) (uint64, error) { return statNumber(b, 9, "flags", 64) }
+
+// statNumber parses field (numbered as in proc(5)) of /proc/<pid>/stat, an unsigned number of bits
+// bits named what.
+func statNumber(b []byte, field int, what string, bits int) (uint64, error) {
 	fields, err := statFields(b)
 	if err != nil {
 		return 0, err
 	}
-	const idx = 9 - 3
+	idx := field - 3
 	if len(fields) <= idx {
-		return 0, fmt.Errorf("%w: stat has %d fields", ErrMalformed, len(fields)+2)
+		return 0, fmt.Errorf("%w: stat has %d fields, no %s", ErrMalformed, len(fields)+2, what)
 	}
-	v, err := strconv.ParseUint(string(fields[idx]), 10, 64)
+	v, err := strconv.ParseUint(string(fields[idx]), 10, bits)
 	if err != nil {
-		return 0, fmt.Errorf("%w: stat flags: %w", ErrMalformed, err)
+		return 0, fmt.Errorf("%w: stat %s: %w", ErrMalformed, what, err)
 	}
 	return v, nil
 }
