@@ -1,14 +1,16 @@
 package unwind
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -346,48 +348,63 @@ func (es *elfSymbols) lookup(off uint64) (string, bool) {
 // KernelSymbols names kernel addresses from /proc/kallsyms (readable with addresses by root).
 type KernelSymbols struct {
 	once  sync.Once
-	addrs []uint64
-	names []string
+	syms  []kernelSym // by address
+	names string      // the names, one after the other
+}
+
+// kernelSym is a kernel function: its address and its name, names[off:off+n]. /proc/kallsyms has
+// about 120k of them: one string of all their names, not a string each (and not each whole line, which
+// a substring of it would keep), is a third of the memory.
+type kernelSym struct {
+	addr   uint64
+	off, n uint32
 }
 
 // Symbolize implements Symbolizer.
 func (k *KernelSymbols) Symbolize(pc uint64) (name, module string, ok bool) {
 	k.once.Do(k.load)
-	i := sort.Search(len(k.addrs), func(i int) bool { return k.addrs[i] > pc }) - 1
+	i := sort.Search(len(k.syms), func(i int) bool { return k.syms[i].addr > pc }) - 1
 	if i < 0 {
 		return "", "", false
 	}
-	return k.names[i], "[kernel.kallsyms]", true
+	s := k.syms[i]
+	return k.names[s.off : s.off+s.n], "[kernel.kallsyms]", true
 }
 
 func (k *KernelSymbols) load() {
-	f, err := os.Open("/proc/kallsyms")
+	b, err := os.ReadFile("/proc/kallsyms")
 	if err != nil {
 		return
 	}
-	defer f.Close()
-	type sym struct {
-		a uint64
-		n string
-	}
-	var syms []sym
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 3 || (fields[1] != "t" && fields[1] != "T" && fields[1] != "w" && fields[1] != "W") {
+	k.syms, k.names = parseKallsyms(b)
+}
+
+// parseKallsyms keeps the text symbols (types t, T, w, W) of /proc/kallsyms with a non-zero address
+// (zero: the reader may not see addresses), sorted by address, one an address: the first listed.
+func parseKallsyms(b []byte) ([]kernelSym, string) {
+	var syms []kernelSym
+	var names []byte
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		fields := bytes.Fields(line)
+		if len(fields) < 3 || len(fields[1]) != 1 || !strings.ContainsRune("tTwW", rune(fields[1][0])) {
 			continue
 		}
-		a, err := strconv.ParseUint(fields[0], 16, 64)
-		if err != nil || a == 0 {
+		a, err := strconv.ParseUint(string(fields[0]), 16, 64)
+		if err != nil || a == 0 || len(names)+len(fields[2]) > math.MaxUint32 {
 			continue
 		}
-		syms = append(syms, sym{a, fields[2]})
+		syms = append(syms, kernelSym{addr: a, off: uint32(len(names)), n: uint32(len(fields[2]))})
+		names = append(names, fields[2]...)
 	}
-	sort.Slice(syms, func(i, j int) bool { return syms[i].a < syms[j].a })
-	for _, s := range syms {
-		k.addrs = append(k.addrs, s.a)
-		k.names = append(k.names, s.n)
-	}
+	slices.SortStableFunc(syms, func(x, y kernelSym) int { return cmp.Compare(x.addr, y.addr) })
+	syms = slices.CompactFunc(syms, func(x, y kernelSym) bool { return x.addr == y.addr }) // keeps the first
+	return syms, string(names)
 }
 
 // maxVDSO bounds the vDSO image read from a process (it is two pages on x86-64).
