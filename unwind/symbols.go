@@ -262,8 +262,8 @@ type elfSymbols struct {
 	eh    *ehFrame
 	ehErr error
 
-	mu   sync.Mutex              // shared by the FileSymbols of every process that maps the file
-	rows map[uint64]cfiRowResult // cache by address
+	mu   sync.Mutex                      // shared by the FileSymbols of every process that maps the file
+	rows *genCache[uint64, cfiRowResult] // cache by address
 }
 
 type cfiRowResult struct {
@@ -271,8 +271,8 @@ type cfiRowResult struct {
 	err error
 }
 
-// maxCachedRows bounds a file's cache of call frame information rows.
-const maxCachedRows = 1 << 15
+// maxCachedRows bounds a generation of a file's cache of call frame information rows (see genCache).
+const maxCachedRows = 1 << 13
 
 // readELFSymbols reads a file's function symbols, segments and call frame information; what cannot be
 // read is left empty.
@@ -315,14 +315,14 @@ func (es *elfSymbols) row(addr uint64) (cfiRow, error) {
 	}
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	if r, ok := es.rows[addr]; ok {
+	if es.rows == nil {
+		es.rows = newGenCache[uint64, cfiRowResult](maxCachedRows)
+	}
+	if r, ok := es.rows.get(addr); ok {
 		return r.row, r.err
 	}
-	if es.rows == nil || len(es.rows) >= maxCachedRows {
-		es.rows = map[uint64]cfiRowResult{}
-	}
 	row, err := es.eh.row(addr)
-	es.rows[addr] = cfiRowResult{row, err}
+	es.rows.put(addr, cfiRowResult{row, err})
 	return row, err
 }
 

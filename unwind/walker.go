@@ -47,12 +47,13 @@ type Walker struct {
 
 	blobs   []*blobInfo // sorted by start, non-overlapping
 	methods map[uint64]*methodInfo
-	scopes  map[scopeKey][]Frame
+	// scopes holds the frames of compiled pcs; they outlive the view (see scopeKey).
+	scopes *genCache[scopeKey, []Frame]
 	// epilogues holds where in its epilogue each sampled top pc of an nmethod is, by the same key as
 	// scopes (top false): reading the code at the pc was the largest part of a live walk's reads.
-	epilogues map[scopeKey]epilogueState
+	epilogues *genCache[scopeKey, epilogueState]
 	// interpReturns holds interpreterReturn by pc of the interpreter.
-	interpReturns map[uint64]interpReturn
+	interpReturns *genCache[uint64, interpReturn]
 	// viewAt is when the view of the code cache was taken (or last tried), for WalkLive.
 	viewAt  time.Time
 	threads map[int]uint64 // tid -> JavaThread*
@@ -81,8 +82,9 @@ type scopeKey struct {
 	top              bool
 }
 
-// maxCachedScopes bounds the walker's frames by pc; past it they are read again.
-const maxCachedScopes = 1 << 16
+// maxCachedScopes bounds a generation of the walker's caches by pc (frames, epilogues, interpreter
+// returns; see genCache): about 2 MB of frames a generation for a JVM that keeps compiling new code.
+const maxCachedScopes = 1 << 12
 
 type methodInfo struct {
 	cm, code  uint64 // ConstMethod*, first bytecode
@@ -125,7 +127,10 @@ func New(j *vmstructs.JVM, opts Options) (*Walker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("unwind: %w", err)
 	}
-	w := &Walker{j: j, cc: cc, l: l, opts: opts, interpReturns: map[uint64]interpReturn{}, viewAt: time.Now()}
+	w := &Walker{j: j, cc: cc, l: l, opts: opts, viewAt: time.Now(),
+		scopes:        newGenCache[scopeKey, []Frame](maxCachedScopes),
+		epilogues:     newGenCache[scopeKey, epilogueState](maxCachedScopes),
+		interpReturns: newGenCache[uint64, interpReturn](maxCachedScopes)}
 	w.reset()
 	return w, nil
 }
@@ -135,12 +140,6 @@ func (w *Walker) reset() {
 	w.methods = map[uint64]*methodInfo{}
 	// Frames by pc outlive the view (see scopeKey): a profiler refreshes every second, and decoding the
 	// scopes of every hot pc again each time was a tenth of the fleet agent's CPU.
-	if w.scopes == nil || len(w.scopes) >= maxCachedScopes {
-		w.scopes = map[scopeKey][]Frame{}
-	}
-	if w.epilogues == nil || len(w.epilogues) >= maxCachedScopes {
-		w.epilogues = map[scopeKey]epilogueState{}
-	}
 }
 
 // Refresh drops what the walker cached about code and methods, and takes a new view of the code
@@ -816,13 +815,13 @@ func (w *Walker) epilogueAt(st *walkState, b *vmstructs.CodeBlob, pc uint64) epi
 		return epilogue(st.code(pc, 24))
 	}
 	k := scopeKey{blob: b.BlobAddr, pc: pc, method: b.Method, id: b.CompileID}
-	if e, ok := w.epilogues[k]; ok {
+	if e, ok := w.epilogues.get(k); ok {
 		return e
 	}
 	code := st.code(pc, 24)
 	e := epilogue(code)
 	if len(code) == 24 {
-		w.epilogues[k] = e // not a failed read
+		w.epilogues.put(k, e) // not a failed read
 	}
 	return e
 }
@@ -1081,7 +1080,7 @@ func (st *walkState) emitCompiled(bi *blobInfo, symPC, pc, sp uint64, top bool) 
 func (w *Walker) compiledFrames(bi *blobInfo, pc uint64, top bool) []Frame {
 	b := bi.b
 	k := scopeKey{blob: b.BlobAddr, pc: pc, method: b.Method, id: b.CompileID, top: top}
-	if fs, ok := w.scopes[k]; ok {
+	if fs, ok := w.scopes.get(k); ok {
 		return fs
 	}
 	var scopes []vmstructs.Scope
@@ -1116,7 +1115,7 @@ func (w *Walker) compiledFrames(bi *blobInfo, pc uint64, top bool) []Frame {
 			fs[0].Line = -1
 		}
 	}
-	w.scopes[k] = fs
+	w.scopes.put(k, fs)
 	return fs
 }
 
@@ -1237,16 +1236,13 @@ func (w *Walker) methodAt(mp uint64, bcps ...uint64) *methodInfo {
 // interpreterReturnAt is interpreterReturn of the interpreter's code at pc, kept by pc: the
 // interpreter is generated once, at the JVM's start.
 func (w *Walker) interpreterReturnAt(st *walkState, pc uint64) (interpreterState, bool) {
-	if r, ok := w.interpReturns[pc]; ok {
+	if r, ok := w.interpReturns.get(pc); ok {
 		return r.state, r.ok
 	}
 	code := st.code(pc, 40)
 	state, ok := interpreterReturn(code)
 	if len(code) == 40 {
-		if len(w.interpReturns) >= maxCachedScopes {
-			clear(w.interpReturns)
-		}
-		w.interpReturns[pc] = interpReturn{state, ok}
+		w.interpReturns.put(pc, interpReturn{state, ok})
 	}
 	return state, ok
 }
