@@ -384,14 +384,8 @@ func (k *KernelSymbols) load() {
 func parseKallsyms(b []byte) ([]kernelSym, string) {
 	var syms []kernelSym
 	var names []byte
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		fields := bytes.Fields(line)
+	for line := range bytes.Lines(b) {
+		fields := bytes.Fields(line) // the newline goes with the blanks
 		if len(fields) < 3 || len(fields[1]) != 1 || !strings.ContainsRune("tTwW", rune(fields[1][0])) {
 			continue
 		}
