@@ -452,11 +452,7 @@ func (j *jvmRecorder) resize() {
 			continue
 		}
 		j.stats.Resized++
-		for a, o := range j.live {
-			if a != u.rec.Start && a < codeEnd(u.rec.Start, n) && u.rec.Start < codeEnd(a, o.size) {
-				delete(j.live, a)
-			}
-		}
+		j.dropOverlapping(u.rec.Start, n)
 		c.size = n
 		j.live[u.rec.Start] = c
 		rec := u.rec
@@ -473,13 +469,19 @@ func (j *jvmRecorder) addLive(start, size uint64, name string) {
 	if j.live == nil {
 		j.live = map[uint64]liveCode{}
 	}
-	for a, c := range j.live {
-		if a < codeEnd(start, size) && start < codeEnd(a, c.size) {
-			delete(j.live, a) // the JIT reused the memory: that code is gone
-		}
-	}
+	j.dropOverlapping(start, size)
 	j.seq++
 	j.live[start] = liveCode{name: name, size: size, seq: j.seq}
+}
+
+// dropOverlapping forgets the live code that [start, start+size) overlaps, but for the code at start
+// (which the caller replaces): the JIT reused the memory, so that code is gone.
+func (j *jvmRecorder) dropOverlapping(start, size uint64) {
+	for a, c := range j.live {
+		if a != start && a < codeEnd(start, size) && start < codeEnd(a, c.size) {
+			delete(j.live, a)
+		}
+	}
 }
 
 // unload logs an UNLOAD with the address of its code when the recorder can tell which code it is:
