@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
@@ -184,7 +185,7 @@ func TestDebugging(t *testing.T) {
 		}
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{
 			"-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,onjcmd=y,address=127.0.0.1:0"}})
-		before, err := jcmd.ListeningTCP(j.PID)
+		before, err := procfs.Default.ListeningTCP(j.PID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -202,7 +202,7 @@ type Debugger struct {
 func (c *Client) StartDebugging(ctx context.Context) (*Debugger, error) {
 	t := c.Target()
 	feature, _ := c.Feature(ctx)
-	before, _ := ListeningTCP(t.PID)
+	before, _ := listeningTCP(t.PID)
 	out, err := c.Run(ctx, "VM.start_java_debugging")
 	var je *attach.JVMError
 	if err != nil && !errors.As(err, &je) {
@@ -212,7 +212,7 @@ func (c *Client) StartDebugging(ctx context.Context) (*Debugger, error) {
 		var d *Debugging
 		if d, err = ParseDebugging(out); err == nil {
 			dbg := &Debugger{Transport: d.Transport, Address: d.Address}
-			after, _ := ListeningTCP(t.PID)
+			after, _ := listeningTCP(t.PID)
 			for _, a := range after {
 				if !slices.Contains(before, a) {
 					dbg.Listening = append(dbg.Listening, a)

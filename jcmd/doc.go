@@ -70,6 +70,6 @@
 //     it; not available on our machines, untested.
 //
 // Linux only, like package attach: on other platforms the parsers and pure functions work, and List,
-// Inspect, Dial, JVMCwd, OpenInJVM, CopyOut and ListeningTCP return errors wrapping
+// Inspect, Dial, JVMCwd, OpenInJVM and CopyOut return errors wrapping
 // attach.ErrNotSupported.
 package jcmd

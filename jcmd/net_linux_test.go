@@ -2,60 +2,18 @@ package jcmd_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/testutil"
-	"github.com/jvmkit/jvmkit/jcmd"
 )
-
-func TestListeningTCPSelf(t *testing.T) {
-	l4, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l4.Close()
-	want := []netip.AddrPort{l4.Addr().(*net.TCPAddr).AddrPort()}
-	// ":0" is a dual-stack IPv6 socket on Linux, in tcp6 as [::].
-	if l6, err := net.Listen("tcp", ":0"); err == nil {
-		defer l6.Close()
-		if a := l6.Addr().(*net.TCPAddr).AddrPort(); a.Addr().Is6() {
-			want = append(want, netip.AddrPortFrom(netip.IPv6Unspecified(), a.Port()))
-		}
-	}
-	// A connected socket is not listening.
-	c, err := net.Dial("tcp4", l4.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-
-	got, err := jcmd.ListeningTCP(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range want {
-		if !slices.Contains(got, w) {
-			t.Errorf("ListeningTCP(self) = %v, misses %v", got, w)
-		}
-	}
-	if slices.Contains(got, c.LocalAddr().(*net.TCPAddr).AddrPort()) {
-		t.Errorf("ListeningTCP(self) = %v includes the connected socket", got)
-	}
-
-	if _, err := jcmd.ListeningTCP(1 << 30); !errors.Is(err, attach.ErrProcessGone) {
-		t.Errorf("ListeningTCP(no such pid): %v", err)
-	}
-}
 
 // TestListeningTCPDebugging starts JDWP on demand in a JDK 17 JVM listening on 127.0.0.1:0 (JDK 24
 // removed onjcmd=y; JDK 25 refuses it at startup). The JVM reports the configured port, 0; the real one
@@ -67,7 +25,7 @@ func TestListeningTCPDebugging(t *testing.T) {
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	before, err := jcmd.ListeningTCP(j.PID)
+	before, err := procfs.Default.ListeningTCP(j.PID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +39,7 @@ func TestListeningTCPDebugging(t *testing.T) {
 	}
 	var fresh []netip.AddrPort
 	for deadline := time.Now().Add(10 * time.Second); len(fresh) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		after, err := jcmd.ListeningTCP(j.PID)
+		after, err := procfs.Default.ListeningTCP(j.PID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,8 +9,7 @@ import (
 	"github.com/jvmkit/jvmkit/attach"
 )
 
-// ListeningTCP returns the TCP addresses on which process pid has listening sockets. Only Linux is
-// supported (it reads /proc): elsewhere it fails with attach.ErrNotSupported.
-func ListeningTCP(pid int) ([]netip.AddrPort, error) {
+// listeningTCP fails with attach.ErrNotSupported: only Linux is supported (it reads /proc).
+func listeningTCP(pid int) ([]netip.AddrPort, error) {
 	return nil, fmt.Errorf("jcmd: sockets of process %d: %w", pid, attach.ErrNotSupported)
 }

@@ -21,10 +21,9 @@ func TestNotSupported(t *testing.T) {
 	_, errCwd := jcmd.JVMCwd(ctx, target)
 	_, errOpen := jcmd.OpenInJVM(target, "/tmp/x")
 	_, _, errCopy := jcmd.CopyOut(ctx, target, "/tmp/x", t.TempDir(), false)
-	_, errTCP := jcmd.ListeningTCP(1)
 	for name, err := range map[string]error{
 		"List": errList, "Inspect": errInspect, "Select": errSelect, "Dial": errDial, "JVMCwd": errCwd,
-		"OpenInJVM": errOpen, "CopyOut": errCopy, "ListeningTCP": errTCP,
+		"OpenInJVM": errOpen, "CopyOut": errCopy,
 	} {
 		if !errors.Is(err, attach.ErrNotSupported) {
 			t.Errorf("%s: %v; want attach.ErrNotSupported", name, err)

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/jcmd"
 	"github.com/jvmkit/jvmkit/perfmap"
@@ -649,7 +650,7 @@ func (c *tier) debugging(t *testing.T) {
 	jvm := testutil.StartJVM(t, c.jdk, testutil.JVMOptions{Container: c.kind, UID: 1000, GID: 1000,
 		JVMArgs: []string{"-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,onjcmd=y,address=127.0.0.1:0"}})
 	pid := strconv.Itoa(jvm.PID)
-	if before, err := jcmd.ListeningTCP(jvm.PID); err != nil || len(before) != 0 {
+	if before, err := procfs.Default.ListeningTCP(jvm.PID); err != nil || len(before) != 0 {
 		t.Fatalf("listening before VM.start_java_debugging: %v %v", before, err)
 	}
 	_, errOut, code := c.run(t, "gjcmd", pid, "VM.start_java_debugging")
@@ -657,7 +658,7 @@ func (c *tier) debugging(t *testing.T) {
 	if code != 0 || m == nil {
 		t.Fatalf("gjcmd VM.start_java_debugging: exit %d\n%s", code, errOut)
 	}
-	after, err := jcmd.ListeningTCP(jvm.PID)
+	after, err := procfs.Default.ListeningTCP(jvm.PID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,11 @@
 // Package procfs is jvmkit's adapter over /proc: the few facts about a process that attaching,
 // discovery and the test harness (internal/testutil) need (namespaced pids, ids and groups, signal
 // dispositions, run state, start time, children, mapped libraries, command line, the root of a user
-// namespace), read from a
+// namespace, listening TCP sockets), read from a
 // configurable proc mount so tests can point it at a fixture tree.
 //
 // Parsing is pure ([ParseStatus], [MapsContain], [ParseCmdline], [ParseStat], [ParseStatStartTime],
-// [ParseChildren], [ParseUIDMapRoot]) and fuzzed; reading goes through [FS]. github.com/prometheus/procfs was the first
+// [ParseChildren], [ParseUIDMapRoot], [ParseNetTCP]) and fuzzed; reading goes through [FS]. github.com/prometheus/procfs was the first
 // choice behind this adapter and was dropped: its package initialisation alone took 0.3 ms and 892
 // allocations in every gjcmd run (GODEBUG=inittrace=1), a tenth of a warm attach, for three trivial
 // files.

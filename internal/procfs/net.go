@@ -1,10 +1,14 @@
-package jcmd
+package procfs
 
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,7 +20,10 @@ type TCPSocket struct {
 	Inode uint64 // socket inode, as in the "socket:[<inode>]" links of /proc/<pid>/fd; 0 for TIME_WAIT
 }
 
-// ParseProcNetTCP parses the text of /proc/<pid>/net/tcp (v6 false) or tcp6 (v6 true), as written by
+// tcpListen is TCP_LISTEN.
+const tcpListen = 0x0A
+
+// ParseNetTCP parses the text of /proc/<pid>/net/tcp (v6 false) or tcp6 (v6 true), as written by
 // tcp4_seq_show and tcp6_seq_show (net/ipv4/tcp_ipv4.c, net/ipv6/tcp_ipv6.c): a header line, then per
 // socket "sl: local remote st tx:rx tr:when retrnsmt uid timeout inode ...". Only the local address,
 // state and inode are kept.
@@ -24,7 +31,7 @@ type TCPSocket struct {
 // Addresses are printed as 32-bit words with %08X, so each group of 8 hex digits holds 4 address bytes
 // in the kernel's byte order: the parse decodes them in this machine's byte order, the one the kernel that
 // wrote the file used. Ports are plain hex numbers.
-func ParseProcNetTCP(b []byte, v6 bool) ([]TCPSocket, error) {
+func ParseNetTCP(b []byte, v6 bool) ([]TCPSocket, error) {
 	var out []TCPSocket
 	n := 0
 	for line := range bytes.Lines(b) {
@@ -35,7 +42,7 @@ func ParseProcNetTCP(b []byte, v6 bool) ([]TCPSocket, error) {
 		}
 		s, err := parseTCPLine(f, v6)
 		if err != nil {
-			return nil, fmt.Errorf("jcmd: parse /proc/net/tcp line %d: %w", n, err)
+			return nil, fmt.Errorf("procfs: parse /proc/net/tcp line %d: %w", n, err)
 		}
 		out = append(out, s)
 	}
@@ -99,4 +106,67 @@ func parseHexAddrPort(s string, v6 bool) (netip.AddrPort, error) {
 		a = netip.AddrFrom4([4]byte(buf[:4]))
 	}
 	return netip.AddrPortFrom(a, uint16(p)), nil
+}
+
+// ListeningTCP returns the TCP addresses (IPv4 and IPv6) on which process pid has listening sockets,
+// sorted: the inodes of the sockets among its file descriptors (/proc/<pid>/fd) matched against the
+// LISTEN entries of /proc/<pid>/net/tcp and tcp6, which describe the process's own network namespace.
+// IPv4-mapped IPv6 addresses (a dual-stack Java ServerSocket bound to an IPv4 address) are returned as
+// IPv4. Errors are [Wrap]ped.
+//
+// It exists for VM.start_java_debugging: a JVM started with address=127.0.0.1:0 reports port 0, and the
+// real port shows only as a new listening socket.
+func (fsys FS) ListeningTCP(pid int) ([]netip.AddrPort, error) {
+	inodes, err := fsys.socketInodes(pid)
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.AddrPort
+	for _, file := range []struct {
+		name string
+		v6   bool
+	}{{"tcp", false}, {"tcp6", true}} {
+		b, err := os.ReadFile(fsys.Path(pid, "net", file.name))
+		if file.v6 && errors.Is(err, fs.ErrNotExist) {
+			if _, serr := os.Stat(fsys.Path(pid, "net")); serr == nil {
+				continue // IPv6 disabled in the kernel
+			}
+		}
+		if err != nil {
+			return nil, Wrap(pid, "sockets", err)
+		}
+		socks, err := ParseNetTCP(b, file.v6)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range socks {
+			if s.State == tcpListen && inodes[s.Inode] {
+				out = append(out, netip.AddrPortFrom(s.Local.Addr().Unmap(), s.Local.Port()))
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b netip.AddrPort) int { return a.Compare(b) })
+	return slices.Compact(out), nil
+}
+
+// socketInodes returns the inodes of the sockets among the process's file descriptors.
+func (fsys FS) socketInodes(pid int) (map[uint64]bool, error) {
+	dir := fsys.Path(pid, "fd")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, Wrap(pid, "file descriptors", err)
+	}
+	inodes := make(map[uint64]bool)
+	for _, e := range entries {
+		link, err := os.Readlink(dir + "/" + e.Name())
+		if err != nil {
+			continue // closed since ReadDir
+		}
+		if rest, ok := strings.CutPrefix(link, "socket:["); ok {
+			if ino, err := strconv.ParseUint(strings.TrimSuffix(rest, "]"), 10, 64); err == nil {
+				inodes[ino] = true
+			}
+		}
+	}
+	return inodes, nil
 }

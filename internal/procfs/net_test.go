@@ -1,4 +1,4 @@
-package jcmd_test
+package procfs
 
 import (
 	"encoding/binary"
@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/jvmkit/jvmkit/jcmd"
 )
 
 // procHex writes an address the way the kernel prints it in /proc/net/tcp: 32-bit words, %08X, in the
@@ -37,7 +35,7 @@ const (
 	tcp6Header = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 )
 
-func TestParseProcNetTCP(t *testing.T) {
+func TestParseNetTCP(t *testing.T) {
 	ap := netip.MustParseAddrPort
 	v4 := tcpHeader +
 		tcpLine(0, ap("0.0.0.0:2024"), 0x0A, 1065) +
@@ -45,11 +43,11 @@ func TestParseProcNetTCP(t *testing.T) {
 		tcpLine(2, ap("10.1.2.3:22"), 0x01, 99) +
 		// TIME_WAIT lines have fewer trailing fields and inode 0.
 		"   3: 0100007F:1F90 0100007F:C350 06 00000000:00000000 03:00001770 00000000     0        0 0 3 0000000000000000\n"
-	got, err := jcmd.ParseProcNetTCP([]byte(v4), false)
+	got, err := ParseNetTCP([]byte(v4), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []jcmd.TCPSocket{
+	want := []TCPSocket{
 		{Local: ap("0.0.0.0:2024"), State: 0x0A, Inode: 1065},
 		{Local: ap("127.0.0.1:38411"), State: 0x0A, Inode: 243659},
 		{Local: ap("10.1.2.3:22"), State: 0x01, Inode: 99},
@@ -66,11 +64,11 @@ func TestParseProcNetTCP(t *testing.T) {
 		tcpLine(0, ap("[::]:8080"), 0x0A, 7) +
 		tcpLine(1, ap("[::ffff:127.0.0.1]:50241"), 0x0A, 250536) +
 		tcpLine(2, ap("[fe80::1:2:3:4]:443"), 0x01, 8)
-	got, err = jcmd.ParseProcNetTCP([]byte(v6), true)
+	got, err = ParseNetTCP([]byte(v6), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []jcmd.TCPSocket{
+	want = []TCPSocket{
 		{Local: ap("[::]:8080"), State: 0x0A, Inode: 7},
 		{Local: ap("[::ffff:127.0.0.1]:50241"), State: 0x0A, Inode: 250536},
 		{Local: ap("[fe80::1:2:3:4]:443"), State: 0x01, Inode: 8},
@@ -78,7 +76,7 @@ func TestParseProcNetTCP(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
 		t.Errorf("tcp6 (-want +got):\n%s", diff)
 	}
-	if s, err := jcmd.ParseProcNetTCP([]byte(tcpHeader), false); err != nil || len(s) != 0 {
+	if s, err := ParseNetTCP([]byte(tcpHeader), false); err != nil || len(s) != 0 {
 		t.Errorf("header only: %v, %v", s, err)
 	}
 
@@ -98,13 +96,13 @@ func TestParseProcNetTCP(t *testing.T) {
 		{"   0: 0100007F:1F90 00000000:0000 0A 0:0 0:0 0 0 0 -1\n", false},
 		{"   0: +100007F:1F90 00000000:0000 0A 0:0 0:0 0 0 0 1\n", false},
 	} {
-		if s, err := jcmd.ParseProcNetTCP([]byte(bad.text), bad.v6); err == nil {
-			t.Errorf("ParseProcNetTCP(%q, v6=%v) = %v, want an error", bad.text, bad.v6, s)
+		if s, err := ParseNetTCP([]byte(bad.text), bad.v6); err == nil {
+			t.Errorf("ParseNetTCP(%q, v6=%v) = %v, want an error", bad.text, bad.v6, s)
 		}
 	}
 }
 
-func FuzzParseProcNetTCP(f *testing.F) {
+func FuzzParseNetTCP(f *testing.F) {
 	ap := netip.MustParseAddrPort
 	f.Add([]byte(tcpHeader+tcpLine(0, ap("127.0.0.1:38411"), 0x0A, 243659)), false)
 	f.Add([]byte(tcp6Header+tcpLine(0, ap("[::ffff:127.0.0.1]:50241"), 0x0A, 250536)), true)
@@ -112,7 +110,7 @@ func FuzzParseProcNetTCP(f *testing.F) {
 	f.Add([]byte("   0: 0100007F:1F90 00000000:0000 0A 0:0 0:0 0 0 0 1\r\n\n\n"), false)
 	f.Add([]byte("sl\n0: :"), true)
 	f.Fuzz(func(t *testing.T, b []byte, v6 bool) {
-		socks, err := jcmd.ParseProcNetTCP(b, v6)
+		socks, err := ParseNetTCP(b, v6)
 		if err != nil {
 			return
 		}
