@@ -44,7 +44,7 @@ func ReportsFailure(out string) bool {
 // file name it was given, resolved the way the JVM resolves it.
 func (c *Client) writtenFile(ctx context.Context, out, requested, cmd string) (*File, error) {
 	feature, _ := c.Feature(ctx)
-	expandP, expandT := FileNameExpansion(feature, cmd)
+	expandP, expandT := fileNameExpansion(feature, cmd)
 	// JDK 17's JFR uses the file name as a format string for its reply: "x_%p.jfr" is written as it
 	// is but reported as "Conversion = 'p'", "%%" is reported as "%". Trust the name given there.
 	literalPercent := strings.Contains(requested, "%") && !expandP && !expandT
@@ -70,7 +70,7 @@ func (c *Client) fileAt(ctx context.Context, name, out string, expandP, expandT 
 		if err != nil && !strings.HasPrefix(p, "/") {
 			return nil, fmt.Errorf("jcmd: resolve %q against the JVM's working directory: %w", name, err)
 		}
-		p = ExpandPath(name, t.NSPID, cwd, time.Now(), expandP, expandT)
+		p = expandPath(name, t.NSPID, cwd, time.Now(), expandP, expandT)
 	}
 	return &File{Path: p, HostPath: HostPath(t, p), Output: out}, nil
 }

@@ -29,7 +29,7 @@
 // command, [Writes.Check] verifies that the files made for the JVM hold what it wrote. The typed helpers
 // and [Client.RunWriting] do both. The
 // path the JVM reports is used when it reports one; otherwise the name given is resolved as the JVM
-// resolves it ([ExpandPath], [JVMCwd], [FileNameExpansion]). [OpenInJVM] opens it with openat2
+// resolves it ([JVMCwd]; %p and %t expanded where that JDK expands them). [OpenInJVM] opens it with openat2
 // RESOLVE_IN_ROOT on /proc/<pid>/root, so symbolic links inside a container resolve inside it and
 // never to the host's files (a plain open of /proc/<pid>/root/... would follow an absolute link to
 // the caller's root). [CopyOut] copies it out atomically (temp file + rename in the destination

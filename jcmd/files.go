@@ -28,22 +28,22 @@ var (
 	ErrNotRegular = rootfs.ErrNotRegular
 )
 
-// FileNameExpansion reports which sequences a JVM of the given feature release (17, 25, ...) expands in the
-// file name argument of a diagnostic command, as ExpandPath's expandP and expandT arguments:
+// fileNameExpansion reports which sequences a JVM of the given feature release (17, 25, ...) expands in the
+// file name argument of a diagnostic command, as expandPath's expandP and expandT arguments:
 //
 //   - JFR.start, JFR.dump, JFR.stop: %p, %t and %% from JDK 18, expanded by JFR's own argument parser
 //     (JDK-8261441, openjdk/jdk#4550 of June 2021, after the JDK 17 fork; JDK 17.0.15 writes "x_%p.jfr"
 //     literally, JDK 25 expands; 18 to 24 were not run).
 //   - every other FILE-typed argument (GC.heap_dump, Compiler.perfmap, Thread.dump_to_file,
 //     System.dump_map, ...): %p and %% from JDK 24 (JDK-8334492); %t stays literal.
-func FileNameExpansion(feature int, command string) (expandP, expandT bool) {
+func fileNameExpansion(feature int, command string) (expandP, expandT bool) {
 	if strings.HasPrefix(command, "JFR.") {
 		return feature >= 18, feature >= 18
 	}
 	return feature >= 24, false
 }
 
-// ExpandPath returns the absolute path, as the JVM sees it, of a file name given to a diagnostic command:
+// expandPath returns the absolute path, as the JVM sees it, of a file name given to a diagnostic command:
 // "%p" becomes nspid where expandP is set, "%t" the time now in JFR's format 2006_01_02_15_04_05 where
 // expandT is set, "%%" becomes "%" where either is set; any other "%" stays as it is (HotSpot's
 // Arguments::copy_expand_pid and JFR's ArgumentParser agree on all of this). With neither set the name is
@@ -57,7 +57,7 @@ func FileNameExpansion(feature int, command string) (expandP, expandT bool) {
 // ".." is not cleaned away: HotSpot passes the name to open(2), so the kernel resolves ".." after any
 // symbolic link before it; OpenInJVM does the same inside the JVM's root. (JFR normalizes the path
 // lexically first; the two differ only for a symlinked directory followed by "..".)
-func ExpandPath(name string, nspid int, jvmCwd string, now time.Time, expandP, expandT bool) string {
+func expandPath(name string, nspid int, jvmCwd string, now time.Time, expandP, expandT bool) string {
 	name = expandName(name, nspid, expandP, expandT, now)
 	if strings.HasPrefix(name, "/") {
 		return name
@@ -65,7 +65,7 @@ func ExpandPath(name string, nspid int, jvmCwd string, now time.Time, expandP, e
 	return strings.TrimSuffix(jvmCwd, "/") + "/" + name
 }
 
-// expandName expands the name's sequences as ExpandPath does; at is the time for %t (only the first
+// expandName expands the name's sequences as expandPath does; at is the time for %t (only the first
 // value counts).
 func expandName(name string, nspid int, expandP, expandT bool, at ...time.Time) string {
 	if !expandP && !expandT || strings.IndexByte(name, '%') < 0 {

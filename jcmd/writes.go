@@ -202,16 +202,16 @@ func hasFileType(cmd *Command) bool {
 
 func isTrue(v string) bool { return v == "true" || v == "1" }
 
-// expandJVMName expands %p in a file name where the JVM does (FileNameExpansion); %t stays, since only
+// expandJVMName expands %p in a file name where the JVM does (fileNameExpansion); %t stays, since only
 // the JVM knows the time it will put there.
 func expandJVMName(cmd, name string, nspid, feature int) string {
-	expandP, _ := FileNameExpansion(feature, cmd)
+	expandP, _ := fileNameExpansion(feature, cmd)
 	return expandName(name, nspid, expandP, false)
 }
 
 // hasTimeSequence reports whether the JVM will put a time into the name (JFR's %t).
 func hasTimeSequence(cmd, name string, feature int) bool {
-	_, expandT := FileNameExpansion(feature, cmd)
+	_, expandT := fileNameExpansion(feature, cmd)
 	return expandT && strings.Contains(strings.ReplaceAll(name, "%%", ""), "%t")
 }
 
