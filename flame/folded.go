@@ -215,14 +215,8 @@ func (f InputFormat) String() string {
 // lines start with blanks. head is the start of the input; a last line without its newline is used as it
 // is.
 func Sniff(head []byte) InputFormat {
-	for len(head) > 0 {
-		line := head
-		if i := bytes.IndexByte(head, '\n'); i >= 0 {
-			line, head = head[:i], head[i+1:]
-		} else {
-			head = nil
-		}
-		line = bytes.TrimRight(line, "\r")
+	for line := range bytes.Lines(head) {
+		line = bytes.TrimRight(line, "\r\n")
 		if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
 			continue
 		}

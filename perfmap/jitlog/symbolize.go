@@ -344,13 +344,8 @@ const sniffSize = 256 << 10
 
 // sniffOffsets tells whether a named frame in b has an offset.
 func sniffOffsets(b []byte) bool {
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
+	for line := range bytes.Lines(b) {
+		line = bytes.TrimSuffix(line, []byte("\n"))
 		// A frame line, or a single-line sample, ends with "<sym> (<dso>)".
 		if len(line) == 0 || line[len(line)-1] != ')' || line[0] == '#' {
 			continue
