@@ -129,10 +129,24 @@ func inRootErr(t *attach.Target, err error) error {
 //
 // The file is opened non-blocking, so that a FIFO planted under the name cannot hang the caller, and
 // anything but a regular file is refused with ErrNotRegular.
+//
+// It is for a file the JVM wrote, by the name the JVM wrote it at: one the JVM's user can replace (with a
+// link to a file that only root can read) before the caller opens it. So the file must belong to the
+// JVM's user and have one link; anything else is refused with an error wrapping attach.ErrPermission.
 func OpenInJVM(t *attach.Target, path string) (*os.File, error) {
 	f, err := rootfs.OpenRegular(t.Root, path, HostPath(t, path))
 	if err != nil {
 		return nil, inRootErr(t, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("jcmd: %s: %w", HostPath(t, path), err)
+	}
+	if int(st.Uid) != t.UID || st.Nlink != 1 {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s is owned by uid %d with %d links: not a file that JVM %d (uid %d) wrote; not reading it",
+			attach.ErrPermission, HostPath(t, path), st.Uid, st.Nlink, t.PID, t.UID)
 	}
 	return f, nil
 }

@@ -513,6 +513,29 @@ func TestOpenInJVMSymlinks(t *testing.T) {
 		}
 	}
 
+	// A file the JVM's user did not write (another user's), or one with a second name, is not read: the
+	// JVM's user could have put a link there to a file that only root can read.
+	if err := os.WriteFile(inside("/tmp/theirs"), []byte("theirs"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(inside("/tmp/theirs"), 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inside("/tmp/linked"), []byte("linked"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(inside("/tmp/linked"), inside("/tmp/linked2")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/tmp/theirs", "/tmp/linked"} {
+		if f, err := jcmd.OpenInJVM(target, p); !errors.Is(err, attach.ErrPermission) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("OpenInJVM(%s): %v; want attach.ErrPermission", p, err)
+		}
+	}
+
 	// Not regular files: a FIFO must not block, a directory is no file either.
 	if err := unix.Mkfifo(inside("/tmp/fifo"), 0o600); err != nil {
 		t.Fatal(err)

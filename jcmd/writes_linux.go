@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -46,8 +47,20 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 	}
 	feature, _ := c.Feature(ctx)
 	planned, err := plannedWrites(name, args, cmd, feature, c.Target().NSPID)
-	if err != nil || len(planned) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	var repoNote string
+	if name == "JFR.start" && cmd != nil {
+		if repoNote, err = c.guardJFRRepository(ctx, args); err != nil {
+			return nil, err
+		}
+	}
+	if len(planned) == 0 {
+		if repoNote != "" {
+			return &Writes{Notes: []string{repoNote}}, nil
+		}
+		return nil, nil
 	}
 	for _, w := range planned {
 		if w.path == "/tmp/perf-"+strconv.Itoa(c.Target().NSPID)+".map" {
@@ -57,6 +70,9 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 		}
 	}
 	ws := &Writes{}
+	if repoNote != "" {
+		ws.Notes = append(ws.Notes, repoNote)
+	}
 	if name == "Compiler.perfmap" {
 		if ws.lock, err = LockMap(ctx, c.Target()); err != nil {
 			if ctx.Err() != nil {
@@ -245,3 +261,74 @@ func (c *Client) PerfMapData(ctx context.Context) ([]byte, *File, error) {
 
 // perfMapPrefix names the files PerfMapData has a JDK 22+ JVM write its map into.
 const perfMapPrefix = ".jvmkit-perfmap-"
+
+// guardJFRRepository keeps JFR.start from making the JVM's JFR repository where another user can put
+// something in its way. A JVM's first disk recording creates the repository, a directory named
+// <yyyy_MM_dd_HH_mm_ss>_<pid>, in java.io.tmpdir (jdk.jfr's Repository): JFR takes whatever is at that
+// name if it is a directory, a symbolic link to one included (Files.isDirectory follows links),
+// deletes the first one it makes again (through the link: another user's choice of an empty directory
+// goes), then writes its chunks there. A user who plants links at the names of the coming seconds gets
+// the recording (environment, properties, arguments) or has the JVM delete or create files where the
+// links point. Measured on JDK 17: a planted link made the JVM, run as root, delete the directory it
+// pointed to.
+//
+// So when the JVM has no repository yet (JFR.configure says "Repository path: N/A"; a base set on the
+// command line or by JFR.configure shows a path) and its java.io.tmpdir is a directory other users can
+// write in, the base is first set to a directory of the JVM's user that nobody else can write in,
+// <tmpdir>/jvmkit-jfr-<uid> (JFR.configure repositorypath=), where JFR makes its repository. It returns a
+// note saying so, or "" when nothing was needed. disk=false recordings have no repository.
+func (c *Client) guardJFRRepository(ctx context.Context, args []string) (string, error) {
+	for _, a := range args {
+		if a == "disk=false" {
+			return "", nil
+		}
+	}
+	out, err := c.Run(ctx, "JFR.configure")
+	if err != nil {
+		return "", nil // JFR.start reports what is wrong with JFR
+	}
+	if repo, ok := jfrRepositoryPath(out); !ok || repo != "N/A" {
+		return "", nil
+	}
+	tmp := "/tmp"
+	if props, err := c.SystemProperties(ctx); err == nil && props["java.io.tmpdir"] != "" {
+		tmp = props["java.io.tmpdir"]
+	}
+	pr := c.process(ctx)
+	if p, err := pr.Prepare(tmp, rootfs.PrivateDir, 0); err == nil {
+		p.Close()
+		return "", nil // only the JVM's user and root can put anything there
+	}
+	t := c.Target()
+	dir, err := pr.MakePrivateDir(strings.TrimSuffix(tmp, "/"), "jvmkit-jfr-"+strconv.Itoa(t.UID))
+	if err != nil {
+		return "", fmt.Errorf("%w: JFR.start: JVM %d has no JFR repository yet and would make one in %s, where other users can put a link in its way, and no private directory could be made there for it: %w; set one first: JFR.configure repositorypath=<a directory only uid %d can write>",
+			attach.ErrPermission, t.PID, tmp, err, t.UID)
+	}
+	var b lineBuilder
+	b.cmd("JFR.configure")
+	b.str("repositorypath", dir)
+	line, err := b.line()
+	if err != nil {
+		return "", err
+	}
+	out, err = c.Run(ctx, line)
+	if err != nil {
+		return "", fmt.Errorf("jcmd: JFR.start: set JFR's repository to %s first: %w", dir, err)
+	}
+	if repo, ok := jfrRepositoryPath(out); !ok || !strings.HasPrefix(repo, strings.TrimSuffix(dir, "/")+"/") {
+		return "", fmt.Errorf("%w: JFR.start: JVM %d did not take %s as its JFR repository (%s); not starting a recording that would make one in %s",
+			attach.ErrPermission, t.PID, dir, strings.TrimSpace(out), tmp)
+	}
+	return fmt.Sprintf("JFR's repository is in %s, not in %s: every user can write in %s, and JFR takes a link planted at the name it makes there", dir, tmp, tmp), nil
+}
+
+// jfrRepositoryPath returns the value of the "Repository path:" line of JFR.configure's output.
+func jfrRepositoryPath(out string) (string, bool) {
+	for line := range strings.Lines(out) {
+		if v, ok := strings.CutPrefix(line, "Repository path:"); ok {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}

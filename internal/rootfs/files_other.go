@@ -86,3 +86,8 @@ func WriteOutput(path string, perm uint32, write func(io.Writer) error) error {
 	}
 	return err
 }
+
+// MakePrivateDir is not supported on this platform.
+func (pr *Process) MakePrivateDir(parent, name string) (string, error) {
+	return "", errors.ErrUnsupported
+}
