@@ -628,7 +628,7 @@ func (s *agentSession) openLibDir(dir string) (int, int, error) {
 func (s *agentSession) placeLibrary(dfd int, dir, name string, lib []byte) error {
 	for range 3 {
 		exists := false
-		if fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+		if fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0); err == nil {
 			exists = true
 			f := os.NewFile(uintptr(fd), name)
 			var st unix.Stat_t

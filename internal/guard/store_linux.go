@@ -107,7 +107,7 @@ func (s *Store) Read(jvm Process) (*Record, error) {
 
 func (s *Store) read(jvm Process) (*Record, error) {
 	name := fileName(jvm)
-	fd, err := unix.Openat(s.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	fd, err := unix.Openat(s.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return &Record{Schema: Schema, JVM: jvm}, nil
 	}

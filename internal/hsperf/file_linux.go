@@ -12,15 +12,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openNoFollow opens path for reading without following a symlink in the last component (a user
-// could plant one in their own hsperfdata directory to make a root reader open another file) and
-// without blocking on a FIFO.
+// openNoFollow opens path for reading without following a symlink in the last two components: a user
+// could plant one in their own hsperfdata directory, or put one in place of that directory between
+// Find and a read, to make a root reader open another file (a terminal of theirs, which would become
+// the reader's controlling terminal without O_NOCTTY). It does not block on a FIFO.
 func openNoFollow(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	dir, name := filepath.Split(path)
+	dfd, err := unix.Open(filepath.Clean(dir), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+		return nil, fmt.Errorf("open %s: %s is not a directory (a symbolic link?)", path, filepath.Clean(dir))
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(dfd)
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ELOOP) {
 		return nil, fmt.Errorf("open %s: is a symbolic link", path)
 	}
-	return f, err
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // Find returns the path of the hsperfdata file of a JVM whose pid inside its own namespace is

@@ -116,6 +116,15 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("ReadFile(symlink) error = %v", err)
 	}
 
+	// The directory swapped for a link to another (between Find and a read): refused too.
+	dirLink := filepath.Join(t.TempDir(), "hsperfdata_swapped")
+	if err := os.Symlink(dir, dirLink); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(ctx, filepath.Join(dirLink, "good")); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("ReadFile(through a linked directory) error = %v", err)
+	}
+
 	fifo := filepath.Join(dir, "fifo")
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)

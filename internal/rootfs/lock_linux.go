@@ -35,7 +35,7 @@ func Lock(ctx context.Context, dfd int, dir, name string, uid, gid int) (*os.Fil
 		if attempt == 1000 {
 			return nil, fmt.Errorf("lock %s: it keeps changing", shown)
 		}
-		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		switch {
 		case errors.Is(err, unix.ENOENT):
 			f, err := newLockFile(dfd, dir, name, uid, gid, false)

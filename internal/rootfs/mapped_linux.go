@@ -25,7 +25,7 @@ func OpenMapped(proc procfs.FS, pid int, m procfs.Mapping) (*os.File, error) {
 		// since, and the file is then reached through map_files, never through the link.
 		root := proc.Path(pid, "root")
 		name := root + m.Path
-		fd, err := Open(root, m.Path, unix.O_RDONLY|unix.O_NONBLOCK, unix.RESOLVE_NO_SYMLINKS)
+		fd, err := Open(root, m.Path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, unix.RESOLVE_NO_SYMLINKS)
 		if err == nil {
 			var f *os.File
 			if f, err = mappedFile(fd, name, m); err == nil {

@@ -60,7 +60,7 @@ func openIn(rootFd int, root, path string, flags int, resolve uint64) (int, erro
 // FIFO planted under the name cannot hang the caller, and anything but a regular file is refused with
 // ErrNotRegular; the returned file blocks as usual. name is the file's name for its *os.File.
 func OpenRegular(root, path, name string) (*os.File, error) {
-	fd, err := Open(root, path, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	fd, err := Open(root, path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, err
 	}

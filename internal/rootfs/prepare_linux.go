@@ -148,7 +148,7 @@ func (p *Prepared) Result() (*os.File, error) {
 	} else if errors.Is(err, ErrNotWritten) {
 		return nil, err
 	}
-	fd, err := unix.Openat(p.dfd, p.Name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(p.dfd, p.Name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.HostPath(), ErrNotWritten)
 	}
@@ -268,7 +268,7 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 	}
 	if p.Mode == Append && exists && st.Mode&unix.S_IFMT == unix.S_IFREG && int(st.Uid) == pr.UID && st.Nlink == 1 {
 		// The process's own file, which it appends to: keep it (nobody else can replace it here).
-		fd, err := unix.Openat(d.fd, p.Name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(d.fd, p.Name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		if err == nil {
 			var now unix.Stat_t
 			if unix.Fstat(fd, &now) == nil && now.Dev == st.Dev && now.Ino == st.Ino {

@@ -164,7 +164,7 @@ func RemoveStale(dfd int, prefix, suffix string, owners ...int) []string {
 }
 
 func removeIfStale(dfd int, name string, owners []int) bool {
-	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
