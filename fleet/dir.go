@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
 // Dir writes each window as a gzipped pprof file into a directory, for hosts without a backend:
@@ -65,6 +67,18 @@ func (d *Dir) check() error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%w: profile directory %s is not a directory (a link?): give a real directory", ErrRejected, d.Path)
 	}
+	// Files are written, renamed and removed by name in it: nobody but root and the agent's user may be
+	// able to change the directory or any directory on the way to it, or they could swap it for a link
+	// (the agent would write and remove files elsewhere) or fill it so that rotation removes the profiles.
+	pr := rootfs.NewProcess(os.Getpid(), os.Geteuid(), os.Getegid(), nil, "")
+	p, err := pr.Prepare(d.Path, rootfs.PrivateDir, 0)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: profile directory: %w", ErrRejected, err)
+	}
+	p.Close()
 	return nil
 }
 

@@ -361,4 +361,27 @@ func TestDirRotates(t *testing.T) {
 	if !errors.Is(err, ErrRejected) {
 		t.Errorf("export into a link: %v", err)
 	}
+	// A directory every user can write in (anyone could swap the files for links, or fill it so that
+	// rotation removes the profiles) is refused, and so is one below it.
+	open := filepath.Join(dir, "open")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{open, filepath.Join(open, "sub")} {
+		if p != open {
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := (&Dir{Path: p}).Export(context.Background(), []*Window{{Pprof: []byte{1}}})
+		if !errors.Is(err, ErrRejected) {
+			t.Errorf("export into %s: %v", p, err)
+		}
+		if ents, _ := os.ReadDir(p); len(ents) > 1 || len(ents) == 1 && ents[0].Name() != "sub" {
+			t.Errorf("%s holds %v", p, ents)
+		}
+	}
 }

@@ -280,7 +280,7 @@ func parseAgentConfig(b []byte) ([][2]string, error) {
 
 // applyAgentConfig sets the flags the command line did not set from the config file.
 func applyAgentConfig(fs *pflag.FlagSet, path string) error {
-	b, err := os.ReadFile(path)
+	b, err := readConfig(path)
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
 	}
@@ -303,4 +303,28 @@ func applyAgentConfig(fs *pflag.FlagSet, path string) error {
 		}
 	}
 	return nil
+}
+
+// readConfig reads the agent's configuration file, which decides where every JVM's stacks are sent: it
+// must be a regular file of root or the agent's user that nobody else can write (a Kubernetes ConfigMap's
+// files are root's, 0644, behind links, which are followed). It is opened without blocking, so a FIFO
+// at the path cannot hang the agent, and never as a controlling terminal.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openConfigFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
+	}
+	if uid, ok := fileOwner(fi); ok && uid != 0 && uid != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+		return nil, fmt.Errorf("%s can be changed by users other than root and uid %d (owner uid %d, mode %#o): give a file only they can write",
+			path, os.Geteuid(), uid, fi.Mode().Perm())
+	}
+	return io.ReadAll(io.LimitReader(f, 1<<20))
 }
