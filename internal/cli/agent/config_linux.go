@@ -1,8 +1,7 @@
 package agent
 
 import (
-	"io/fs"
-	"syscall"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -10,9 +9,9 @@ import (
 // openConfigFlags: a FIFO does not block the open, a terminal does not become the agent's.
 const openConfigFlags = unix.O_NONBLOCK | unix.O_NOCTTY
 
-func fileOwner(fi fs.FileInfo) (int, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+func fileOwner(f *os.File) (int, bool) {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
 		return 0, false
 	}
 	return int(st.Uid), true

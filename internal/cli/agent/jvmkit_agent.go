@@ -322,7 +322,7 @@ func readConfig(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
 	}
-	if uid, ok := fileOwner(fi); ok && uid != 0 && uid != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+	if uid, ok := fileOwner(f); ok && uid != 0 && uid != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("%s can be changed by users other than root and uid %d (owner uid %d, mode %#o): give a file only they can write",
 			path, os.Geteuid(), uid, fi.Mode().Perm())
 	}
