@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
+
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
 // Retry policy of ReadFile. The jvmstat reader waits up to 5 s for 'accessible'; the flag is set
@@ -78,19 +79,5 @@ func readImage(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%v)", path, fi.Mode().Type())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxFileSize {
-		return nil, fmt.Errorf("%s: larger than %d bytes, not an hsperfdata file", path, maxFileSize)
-	}
-	return b, nil
+	return rootfs.ReadRegular(f, path, maxFileSize)
 }

@@ -41,7 +41,7 @@ func TestConfigRefused(t *testing.T) {
 	if err := os.Chown(path, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyAgentConfig(Command(os.Stdout, os.Stderr).Flags(), path); err == nil || !strings.Contains(err.Error(), "owner uid 65534") {
+	if err := applyAgentConfig(Command(os.Stdout, os.Stderr).Flags(), path); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
 		t.Errorf("another user's config: %v", err)
 	}
 }

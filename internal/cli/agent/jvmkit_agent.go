@@ -22,6 +22,7 @@ import (
 
 	"github.com/jvmkit/jvmkit/fleet"
 	"github.com/jvmkit/jvmkit/internal/cliutil"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
@@ -315,16 +316,15 @@ func readConfig(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	b, err := rootfs.ReadRegular(f, path, 1<<20)
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
+	if uid, ok := fileOwner(f); ok && uid != 0 && uid != os.Geteuid() {
+		return nil, fmt.Errorf("%s belongs to uid %d: give a file of root or uid %d that nobody else can write", path, uid, os.Geteuid())
 	}
-	if uid, ok := fileOwner(f); ok && uid != 0 && uid != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
-		return nil, fmt.Errorf("%s can be changed by users other than root and uid %d (owner uid %d, mode %#o): give a file only they can write",
-			path, os.Geteuid(), uid, fi.Mode().Perm())
+	if fi, err := f.Stat(); err != nil || fi.Mode().Perm()&0o022 != 0 {
+		return nil, fmt.Errorf("%s can be changed by users other than its owner: give a file of root or uid %d that nobody else can write", path, os.Geteuid())
 	}
-	return io.ReadAll(io.LimitReader(f, 1<<20))
+	return b, nil
 }

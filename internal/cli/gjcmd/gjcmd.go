@@ -19,6 +19,7 @@ import (
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/cliutil"
 	"github.com/jvmkit/jvmkit/internal/hsperf"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
@@ -203,19 +204,9 @@ func readCommandFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	b, err := rootfs.ReadRegular(f, path, maxCommandFile)
 	if err != nil {
 		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxCommandFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxCommandFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxCommandFile)
 	}
 	if bytes.IndexByte(b, 0) >= 0 {
 		return nil, fmt.Errorf("%s holds NUL bytes: not a text file of commands", path)
