@@ -75,6 +75,10 @@ func (d *Dir) check() error {
 	if errors.Is(err, errors.ErrUnsupported) {
 		return nil
 	}
+	if errors.Is(err, rootfs.ErrUnsafe) {
+		return fmt.Errorf("%w: profile directory %s: the agent writes, renames and removes files there, so it and every directory above it must be changeable by root and uid %d only: %w",
+			ErrRejected, d.Path, os.Geteuid(), err)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: profile directory: %w", ErrRejected, err)
 	}

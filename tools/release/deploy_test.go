@@ -182,6 +182,8 @@ func TestCapabilityTable(t *testing.T) {
 		if err := os.Chmod(work, 0o777); err != nil {
 			t.Fatal(err)
 		}
+		// The agent writes only where nobody but root and its user can change the path.
+		profileDir := filepath.Join(t.TempDir(), "profiles")
 		words := strings.Fields(r.command)
 		args := []string{"--bounding-set=-all", "--inh-caps=-all", "--", filepath.Join(bin, words[0])}
 		for i, w := range words[1:] {
@@ -191,7 +193,7 @@ func TestCapabilityTable(t *testing.T) {
 			case "OUT":
 				w = filepath.Join(work, "out-"+strconv.Itoa(i))
 			case "DIR":
-				w = work
+				w = profileDir
 			}
 			args = append(args, w)
 		}
@@ -206,7 +208,7 @@ func TestCapabilityTable(t *testing.T) {
 		case r.command == "gjcmd -l":
 			ok = ok && slices.ContainsFunc(strings.Split(string(out), "\n"), func(l string) bool { return strings.HasPrefix(l, pid+" ") })
 		case strings.HasPrefix(r.command, "jvmkit agent"):
-			profiles, _ := filepath.Glob(filepath.Join(work, "*.pb.gz"))
+			profiles, _ := filepath.Glob(filepath.Join(profileDir, "*.pb.gz"))
 			ok = ok && len(profiles) > 0
 		}
 		return ok, fmt.Sprintf("exit %d: %s", cmd.ProcessState.ExitCode(), out)
