@@ -50,17 +50,21 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 	if err != nil {
 		return nil, err
 	}
-	var repoNote string
+	ws := &Writes{}
 	if name == "JFR.start" && cmd != nil {
-		if repoNote, err = c.guardJFRRepository(ctx, args); err != nil {
+		note, err := c.guardJFRRepository(ctx, args)
+		if err != nil {
 			return nil, err
+		}
+		if note != "" {
+			ws.Notes = append(ws.Notes, note)
 		}
 	}
 	if len(planned) == 0 {
-		if repoNote != "" {
-			return &Writes{Notes: []string{repoNote}}, nil
+		if len(ws.Notes) == 0 {
+			return nil, nil
 		}
-		return nil, nil
+		return ws, nil
 	}
 	for _, w := range planned {
 		if w.path == "/tmp/perf-"+strconv.Itoa(c.Target().NSPID)+".map" {
@@ -68,10 +72,6 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 				return nil, err
 			}
 		}
-	}
-	ws := &Writes{}
-	if repoNote != "" {
-		ws.Notes = append(ws.Notes, repoNote)
 	}
 	if name == "Compiler.perfmap" {
 		if ws.lock, err = LockMap(ctx, c.Target()); err != nil {

@@ -28,32 +28,19 @@ import (
 // The final name is then prepared as mode says (see Mode). Prepare never follows a symbolic link at the
 // final name and never writes into an existing file.
 func (pr *Process) Prepare(p string, mode Mode, perm uint32) (*Prepared, error) {
-	rootFd, err := unix.Open(pr.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	wk, err := pr.startWalk(p)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: pr.Root, Err: err}
+		return nil, err
 	}
-	defer unix.Close(rootFd)
-	start, startPath := rootFd, "/"
-	if !strings.HasPrefix(p, "/") {
-		cwdFd, err := unix.Open(pr.Cwd, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: pr.Cwd, Err: err}
-		}
-		defer unix.Close(cwdFd)
-		start, startPath = cwdFd, pr.CwdPath
-		if startPath == "" {
-			startPath = "."
-		}
-	}
+	defer wk.close()
 	dirPart, name := path.Split(p)
 	if name == "." || name == "" && mode == PrivateDir {
 		dirPart, name = p, ""
 	}
 	if name == "" && mode != PrivateDir || name == ".." {
-		return nil, fmt.Errorf("%s: not a file name", pr.show(joinPath(startPath, p)))
+		return nil, fmt.Errorf("%s: not a file name", pr.show(joinPath(wk.startPath, p)))
 	}
-	wk := &walker{pr: pr, root: rootFd}
-	d, err := wk.walk(start, startPath, dirPart)
+	d, err := wk.walk(wk.start, wk.startPath, dirPart)
 	if err != nil {
 		return nil, err
 	}
@@ -236,17 +223,10 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 		// Not a directory, or a name another user put there: a file, made safe as for Follow.
 	}
 	shown := pr.show(d.path)
-	ownerOK := pr.trusts(d.st.Uid)
+	if err := pr.ownNameIn(d, p.Name); err != nil {
+		return err
+	}
 	shared := d.st.Mode&0o022 != 0
-	sticky := d.st.Mode&unix.S_ISVTX != 0
-	if !ownerOK {
-		return fmt.Errorf("%w: %s is owned by uid %d, who could put a link at %s; use a directory that only root and uid %d can write",
-			ErrUnsafe, shown, d.st.Uid, p.Name, pr.UID)
-	}
-	if shared && !sticky {
-		return fmt.Errorf("%w: %s can be written by other users (mode %#o) and is not sticky: anyone could put a link at %s; use a directory that only root and uid %d can write",
-			ErrUnsafe, shown, d.st.Mode&0o7777, p.Name, pr.UID)
-	}
 	if !shared && p.Mode != Fresh {
 		return p.jvmCreates(d) // nobody but trusted users can put anything at the name
 	}
@@ -391,9 +371,55 @@ type dir struct {
 	path string // as the process sees it
 }
 
+// ownNameIn refuses a directory where another user could put something at name before the process
+// does: one owned by an untrusted user, or one that others can write in without the sticky bit (in a
+// sticky one only a name's owner can replace it).
+func (pr *Process) ownNameIn(d dir, name string) error {
+	if !pr.trusts(d.st.Uid) {
+		return fmt.Errorf("%w: %s is owned by uid %d, who could put a link at %s; use a directory that only root and uid %d can write",
+			ErrUnsafe, pr.show(d.path), d.st.Uid, name, pr.UID)
+	}
+	if d.st.Mode&0o022 != 0 && d.st.Mode&unix.S_ISVTX == 0 {
+		return fmt.Errorf("%w: %s can be written by other users (mode %#o) and is not sticky: anyone could put a link at %s; use a directory that only root and uid %d can write",
+			ErrUnsafe, pr.show(d.path), d.st.Mode&0o7777, name, pr.UID)
+	}
+	return nil
+}
+
+// startWalk opens the process's root, and its working directory when p is relative: where a walk of p
+// starts (walker.start, startPath). close releases them.
+func (pr *Process) startWalk(p string) (*walker, error) {
+	rootFd, err := unix.Open(pr.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: pr.Root, Err: err}
+	}
+	wk := &walker{pr: pr, root: rootFd, start: rootFd, startPath: "/"}
+	if !strings.HasPrefix(p, "/") {
+		cwdFd, err := unix.Open(pr.Cwd, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			unix.Close(rootFd)
+			return nil, &os.PathError{Op: "open", Path: pr.Cwd, Err: err}
+		}
+		wk.start, wk.startPath = cwdFd, pr.CwdPath
+		if wk.startPath == "" {
+			wk.startPath = "."
+		}
+	}
+	return wk, nil
+}
+
+func (wk *walker) close() {
+	if wk.start != wk.root {
+		unix.Close(wk.start)
+	}
+	unix.Close(wk.root)
+}
+
 type walker struct {
-	pr   *Process
-	root int
+	pr        *Process
+	root      int
+	start     int    // where the walk of the path starts: root, or the working directory
+	startPath string // start as the process sees it
 }
 
 // maxLinks is the kernel's limit on symbolic links in one lookup (MAXSYMLINKS).

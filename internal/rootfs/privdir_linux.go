@@ -18,32 +18,18 @@ func (pr *Process) MakePrivateDir(parent, name string) (string, error) {
 	if name == "" || strings.Contains(name, "/") || name == "." || name == ".." {
 		return "", fmt.Errorf("rootfs: %q is not a directory name", name)
 	}
-	rootFd, err := unix.Open(pr.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	wk, err := pr.startWalk(parent)
 	if err != nil {
-		return "", fmt.Errorf("rootfs: open %s: %w", pr.Root, err)
+		return "", err
 	}
-	defer unix.Close(rootFd)
-	start, startPath := rootFd, "/"
-	if !strings.HasPrefix(parent, "/") {
-		cwdFd, err := unix.Open(pr.Cwd, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return "", fmt.Errorf("rootfs: open %s: %w", pr.Cwd, err)
-		}
-		defer unix.Close(cwdFd)
-		start, startPath = cwdFd, pr.CwdPath
-		if startPath == "" {
-			startPath = "."
-		}
-	}
-	wk := &walker{pr: pr, root: rootFd}
-	d, err := wk.walk(start, startPath, parent)
+	defer wk.close()
+	d, err := wk.walk(wk.start, wk.startPath, parent)
 	if err != nil {
 		return "", err
 	}
 	defer unix.Close(d.fd)
-	if !pr.trusts(d.st.Uid) || d.st.Mode&0o022 != 0 && d.st.Mode&unix.S_ISVTX == 0 {
-		return "", fmt.Errorf("%w: %s %s; use a directory that only root and uid %d can change",
-			ErrUnsafe, pr.show(d.path), whoCanWrite(d.st), pr.UID)
+	if err := pr.ownNameIn(d, name); err != nil {
+		return "", err
 	}
 	// O_PATH descriptors cannot be used for mkdirat: open the directory for real, the same one.
 	dfd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

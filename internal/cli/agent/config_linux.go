@@ -9,10 +9,11 @@ import (
 // openConfigFlags: a FIFO does not block the open, a terminal does not become the agent's.
 const openConfigFlags = unix.O_NONBLOCK | unix.O_NOCTTY
 
-func fileOwner(f *os.File) (int, bool) {
+// ownerAndPerm returns the file's owner and permission bits.
+func ownerAndPerm(f *os.File) (uid int, perm uint32, err error) {
 	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil {
-		return 0, false
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return 0, 0, err
 	}
-	return int(st.Uid), true
+	return int(st.Uid), st.Mode & 0o777, nil
 }

@@ -320,10 +320,14 @@ func readConfig(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if uid, ok := fileOwner(f); ok && uid != 0 && uid != os.Geteuid() {
+	uid, perm, err := ownerAndPerm(f)
+	if err != nil {
+		return nil, err
+	}
+	if uid > 0 && uid != os.Geteuid() {
 		return nil, fmt.Errorf("%s belongs to uid %d: give a file of root or uid %d that nobody else can write", path, uid, os.Geteuid())
 	}
-	if fi, err := f.Stat(); err != nil || fi.Mode().Perm()&0o022 != 0 {
+	if perm&0o022 != 0 {
 		return nil, fmt.Errorf("%s can be changed by users other than its owner: give a file of root or uid %d that nobody else can write", path, os.Geteuid())
 	}
 	return b, nil
