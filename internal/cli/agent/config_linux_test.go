@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/testutil"
 )
 
 // TestConfigRefused: the file decides where every JVM's stacks go. One that others can write is
@@ -32,8 +34,14 @@ func TestConfigRefused(t *testing.T) {
 	if err := applyAgentConfig(Command(os.Stdout, os.Stderr).Flags(), fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a FIFO config: %v", err)
 	}
-	if os.Geteuid() != 0 {
-		return // chown needs root; make test runs as root
+}
+
+// TestConfigOfAnotherUser: a config file of another user (root can read it) is refused.
+func TestConfigOfAnotherUser(t *testing.T) {
+	testutil.MustHaveRoot(t) // chown
+	path := filepath.Join(t.TempDir(), "agent.conf")
+	if err := os.WriteFile(path, []byte("window: 30s\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
