@@ -185,12 +185,20 @@ func TestGCAgainstXlog(t *testing.T) {
 					// A young collection that failed over to a full one in the same safepoint (Serial) is
 					// traced until the full one's manager reports: HotSpot fires nothing where it ends.
 					failedOver := best+1 < len(traced) && traced[best+1].Start == p.Start+uint64(p.Duration)
-					// The probes bracket the log's timed span (it starts after gc__begin or the manager's
-					// first report, and ends before gc__end): a traced pause is never shorter. Longer,
-					// by how long the VM thread was off the CPU in between on a loaded machine.
+					// The probes bracket the log's timed span of a collection (it starts after gc__begin
+					// or the manager's first report, and ends before gc__end): such a traced pause is never
+					// shorter. Longer, by how long the VM thread was off the CPU in between on a loaded
+					// machine. G1's Remark and Cleanup are the other way round: their log timer starts
+					// before the monitoring scope and SvcGCMarker that fire the probes and stops after them
+					// (VM_G1PauseConcurrent::doit), so the log's span holds the traced one; on a loaded
+					// machine it was once 645 µs longer (0.819 ms logged, 174 µs traced, JDK 17).
+					logHolds := c.name == "g1" && (lp.kind == "Remark" || lp.kind == "Cleanup")
 					if c.name != "z" && !failedOver {
 						durations++
-						if p.Duration+500*time.Microsecond < lp.duration {
+						switch {
+						case logHolds && p.Duration > lp.duration+500*time.Microsecond:
+							t.Errorf("logged pause %s: %v, traced %v: longer, though the log's timer holds the probes", lp.kind, lp.duration, p.Duration)
+						case !logHolds && p.Duration+500*time.Microsecond < lp.duration:
 							t.Errorf("logged pause %s: %v, traced %v: shorter", lp.kind, lp.duration, p.Duration)
 						}
 						if diff := p.Duration - lp.duration; diff > time.Millisecond && diff > lp.duration/10 {
