@@ -2,11 +2,11 @@ package cliutil
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/jvmkit/jvmkit/jcmd"
 )
@@ -16,56 +16,50 @@ import (
 // listener's start on the first attach).
 const CompletionDeadline = 2 * time.Second
 
-// addCompletions completes pids wherever a command's first argument is one (jvmkit's views, gjmaps -p):
-// the running HotSpot JVMs, described by their main class.
-func addCompletions(root *cobra.Command) {
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		if c.ValidArgsFunction == nil && takesPID(c.Use) {
-			c.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-				if len(args) > 0 {
-					return nil, cobra.ShellCompDirectiveDefault
-				}
-				// "<pid|core>": pids first; a core file name is still completed when nothing matches.
-				return CompleteJVMs(cmd.Context(), toComplete), cobra.ShellCompDirectiveDefault
-			}
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
-	if f := root.Flags().Lookup("pid"); f != nil && f.Value.Type() == "string" {
-		_ = root.RegisterFlagCompletionFunc("pid", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			// A comma-separated list: complete its last item.
-			i := strings.LastIndexByte(toComplete, ',')
-			prefix := toComplete[:i+1]
-			var out []cobra.Completion
-			for _, c := range CompleteJVMs(cmd.Context(), toComplete[i+1:]) {
-				out = append(out, prefix+c)
-			}
-			return out, cobra.ShellCompDirectiveNoFileComp
-		})
-	}
-}
+// The shell completion protocol of cobra's generated scripts (bash, zsh, fish), which every tool
+// answers: the scripts run `tool __complete ARGS... WORD` (or __completeNoDesc) at a TAB and read one
+// candidate a line, a tab before its description, then ":" and a directive, a sum of these bits.
+const (
+	CompleteRequest       = "__complete"
+	CompleteRequestNoDesc = "__completeNoDesc"
+	CompFiles             = 0 // the shell also completes file names
+	CompNoSpace           = 2 // no space after the candidate ("name=")
+	CompNoFiles           = 4 // no file names
+)
 
-// takesPID tells commands whose first argument is a pid from their usage line ("threads <pid|core>").
-func takesPID(use string) bool {
-	_, rest, _ := strings.Cut(use, " ")
-	return strings.HasPrefix(rest, "<pid")
+// WriteCompletions answers a completion request: the candidates ("word" or "word\tdescription"),
+// without their descriptions when noDesc, then the directive, on w; on diag (stderr, which the scripts
+// show only when debugging) the directive's name, as cobra's own answer has it.
+func WriteCompletions(w, diag io.Writer, comps []string, directive int, noDesc bool) {
+	for _, c := range comps {
+		if noDesc {
+			c, _, _ = strings.Cut(c, "\t")
+		}
+		fmt.Fprintln(w, c)
+	}
+	fmt.Fprintf(w, ":%d\n", directive)
+	name := "ShellCompDirectiveDefault"
+	switch {
+	case directive&CompNoFiles != 0 && directive&CompNoSpace != 0:
+		name = "ShellCompDirectiveNoSpace, ShellCompDirectiveNoFileComp"
+	case directive&CompNoFiles != 0:
+		name = "ShellCompDirectiveNoFileComp"
+	case directive&CompNoSpace != 0:
+		name = "ShellCompDirectiveNoSpace"
+	}
+	fmt.Fprintf(diag, "Completion ended with directive: %s\n", name)
 }
 
 // CompleteJVMs lists the attachable HotSpot JVMs whose pid starts with prefix, each with its main class
-// (shells show the part after the tab as a description).
-func CompleteJVMs(ctx context.Context, prefix string) []cobra.Completion {
+// after a tab (shells show it as a description).
+func CompleteJVMs(ctx context.Context, prefix string) []string {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CompletionDeadline)
 	defer cancel()
 	jvms, err := jcmd.List(ctx)
 	if err != nil {
-		cobra.CompDebugln("list JVMs: "+err.Error(), false)
 		return nil
 	}
-	var out []cobra.Completion
+	var out []string
 	for _, j := range jvms {
 		pid := strconv.Itoa(j.PID)
 		if !j.HotSpot || !j.Attachable || !strings.HasPrefix(pid, prefix) {
@@ -78,7 +72,7 @@ func CompleteJVMs(ctx context.Context, prefix string) []cobra.Completion {
 		if j.Container {
 			desc += " (container)"
 		}
-		out = append(out, cobra.CompletionWithDesc(pid, desc))
+		out = append(out, pid+"\t"+desc)
 	}
 	return out
 }

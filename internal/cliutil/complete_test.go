@@ -14,6 +14,7 @@ import (
 	"github.com/jvmkit/jvmkit/internal/cli/gjcmd"
 	"github.com/jvmkit/jvmkit/internal/cli/gjmaps"
 	"github.com/jvmkit/jvmkit/internal/cli/jvmkit"
+	"github.com/jvmkit/jvmkit/internal/clitree"
 	"github.com/jvmkit/jvmkit/internal/cliutil"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/jcmd"
@@ -163,7 +164,7 @@ func TestArchLimits(t *testing.T) {
 	build := func() *cobra.Command {
 		root := jvmkit.Command(new(bytes.Buffer), new(bytes.Buffer))
 		if runtime.GOARCH == "amd64" {
-			cliutil.MarkArch(root, "arm64")
+			clitree.MarkArch(root, "arm64")
 		}
 		return root
 	}
@@ -177,14 +178,14 @@ func TestArchLimits(t *testing.T) {
 		{[]string{"alloc", "--stacks", "1"}, "alloc --stacks is not available on linux/arm64"},
 	} {
 		var out, errOut bytes.Buffer
-		code := cliutil.Run("jvmkit", build(), tc.args, &out, &errOut, false)
+		code := clitree.Run("jvmkit", build(), tc.args, &out, &errOut, false)
 		if code != cliutil.ExitUnsupported || !strings.Contains(errOut.String(), tc.want) || !strings.Contains(errOut.String(), "Instead: ") {
 			t.Errorf("jvmkit %q: exit %d, stderr %q; want %d and %q", tc.args, code, errOut.String(), cliutil.ExitUnsupported, tc.want)
 		}
 	}
 	// alloc without --stacks goes on to its own checks (a usage error here: no pid).
 	var out, errOut bytes.Buffer
-	if code := cliutil.Run("jvmkit", build(), []string{"alloc"}, &out, &errOut, false); code != cliutil.ExitUsage {
+	if code := clitree.Run("jvmkit", build(), []string{"alloc"}, &out, &errOut, false); code != cliutil.ExitUsage {
 		t.Errorf("jvmkit alloc: exit %d, want %d: %s", code, cliutil.ExitUsage, errOut.String())
 	}
 	out.Reset()

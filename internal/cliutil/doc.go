@@ -1,9 +1,11 @@
-// Package cliutil is what the three command trees (internal/cli/gjcmd, internal/cli/gjmaps,
-// internal/cli/jvmkit) share: Run (one exit point: the context that SIGINT/SIGTERM cancel, the error
-// printed once as "tool: message", the exit status), the exit statuses and the errors that choose them,
-// the version stamped at build time, pid completions and the marks of what a build's architecture
-// cannot do. It is small on purpose: gjcmd links it, and everything it imports is in gjcmd's start-up
-// (attach and jcmd only, which gjcmd needs anyway).
+// Package cliutil is what the command-line tools (internal/cli/gjcmd, internal/cli/gjmaps,
+// internal/cli/jvmkit and its extras) share: one exit point (SignalContext, the context that SIGINT and
+// SIGTERM cancel; Finish, which prints the error once as "tool: message" and gives the exit status),
+// the exit statuses and the errors that choose them, the version stamped at build time, the shell
+// completion protocol and pid completions, and what a build's architecture cannot do. It does not
+// import cobra: gjcmd, which starts often and must start fast, parses its own command line and links
+// this package, whose imports (attach and jcmd) it needs anyway. The cobra side of the other trees is
+// package clitree.
 //
 // Exit statuses, shared by every tool:
 //

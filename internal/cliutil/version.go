@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-
-	"github.com/spf13/cobra"
 )
 
 // Version, Commit and Date are set at build time (make build, make release):
@@ -65,9 +63,9 @@ func buildSetting(bi *debug.BuildInfo, key string) string {
 	return ""
 }
 
-// versionText is what --version prints: what a bug report needs (which build, which toolchain, which
+// VersionText is what --version prints: what a bug report needs (which build, which toolchain, which
 // architecture, since arm64 builds lack some commands).
-func versionText(tool string) string {
+func VersionText(tool string) string {
 	hash, date := commit()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s\n", tool, version())
@@ -80,11 +78,4 @@ func versionText(tool string) string {
 	fmt.Fprintf(&b, "commit: %s\n", hash)
 	fmt.Fprintf(&b, "go:     %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return b.String()
-}
-
-// setVersion gives a tool's root command its --version. The text is a template for cobra: braces
-// cannot occur in it (versions and hashes have none).
-func setVersion(root *cobra.Command) {
-	root.Version = version()
-	root.SetVersionTemplate(versionText(root.Name()))
 }

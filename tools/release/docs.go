@@ -16,10 +16,11 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/jvmkit/jvmkit/internal/cli/agent"
-	"github.com/jvmkit/jvmkit/internal/cli/gjcmd"
+	"github.com/jvmkit/jvmkit/internal/cli/gjcmd/gjcmdtree"
 	"github.com/jvmkit/jvmkit/internal/cli/gjmaps"
 	"github.com/jvmkit/jvmkit/internal/cli/jfrexport"
 	"github.com/jvmkit/jvmkit/internal/cli/jvmkit"
+	"github.com/jvmkit/jvmkit/internal/clitree"
 	"github.com/jvmkit/jvmkit/internal/cliutil"
 )
 
@@ -27,13 +28,13 @@ import (
 // its extra subcommands, as cmd/jvmkit adds them; the marks of what arch cannot do).
 func trees(arch string) []*cobra.Command {
 	ts := []*cobra.Command{
-		gjcmd.Command(io.Discard, io.Discard),
+		gjcmdtree.Command(io.Discard, io.Discard),
 		gjmaps.Command(io.Discard, io.Discard),
 		jvmkit.Command(io.Discard, io.Discard, agent.Command, jfrexport.Command),
 	}
 	if arch != runtime.GOARCH {
 		for _, t := range ts {
-			cliutil.MarkArch(t, arch)
+			clitree.MarkArch(t, arch)
 		}
 	}
 	return ts

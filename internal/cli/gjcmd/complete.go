@@ -2,68 +2,59 @@ package gjcmd
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"slices"
 	"strings"
-
-	"github.com/spf13/cobra"
 
 	"github.com/jvmkit/jvmkit/internal/cliutil"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
-// completeAfterTarget answers a shell's completion request (`gjcmd __complete ARGS... WORD`) itself once
-// ARGS name a target: what follows the target is a diagnostic command line, whose options ("-all",
-// "-gz=1", "name=x") cobra would take for gjcmd's own flags ("-all=" as -l's value). Before the target,
-// gjcmd's flags and the pids, it leaves the request to cobra (ok false). The answer is cobra's: one
-// candidate a line, a tab before its description, then ":" and the directive.
-func completeAfterTarget(args []string, stdout, stderr io.Writer) (code int, ok bool) {
-	if len(args) < 2 || (args[0] != cobra.ShellCompRequestCmd && args[0] != cobra.ShellCompNoDescRequestCmd) {
-		return 0, false
+// completeRequest answers a shell's completion request (`gjcmd __complete ARGS... WORD`, see
+// cliutil.WriteCompletions): before the target, gjcmd's flags (after "-") and the running JVMs; after a
+// flag that wants a value, file names; after the target, what complete offers.
+func (g *gjcmd) completeRequest(noDesc bool, args []string) {
+	if len(args) == 0 {
+		args = []string{""}
 	}
-	g := &gjcmd{stdout: stdout, stderr: stderr}
-	root := g.command()
-	words, toComplete := args[1:len(args)-1], args[len(args)-1]
-	if err := root.Flags().Parse(words); err != nil || root.Flags().NArg() == 0 {
-		return 0, false
+	words, toComplete := args[:len(args)-1], args[len(args)-1]
+	rest, pending, err := g.parse(words)
+	var comps []string
+	directive := cliutil.CompNoFiles
+	switch {
+	case pending != nil:
+		directive = cliutil.CompFiles // --copy-to, -o: a file or directory; the others: anything
+	case err != nil:
+	case len(rest) > 0:
+		comps, directive = g.complete(context.Background(), rest, toComplete)
+	case strings.HasPrefix(toComplete, "-"):
+		comps = g.completeFlags(toComplete)
+	case !g.list:
+		comps = cliutil.CompleteJVMs(context.Background(), toComplete)
 	}
-	root.SetContext(context.Background())
-	comps, directive := g.complete(root, root.Flags().Args(), toComplete)
-	for _, c := range comps {
-		if args[0] == cobra.ShellCompNoDescRequestCmd {
-			c, _, _ = strings.Cut(c, "\t")
-		}
-		fmt.Fprintln(stdout, c)
-	}
-	fmt.Fprintf(stdout, ":%d\n", directive)
-	return 0, true
+	cliutil.WriteCompletions(g.stdout, g.stderr, comps, directive, noDesc)
 }
 
-// complete is gjcmd's completion: `gjcmd <TAB>` the running JVMs, `gjcmd PID <TAB>` the diagnostic
-// commands that JVM offers (its own `help`), `gjcmd PID JFR.start <TAB>` that command's options as its
+// complete is gjcmd's completion after the target: `gjcmd PID <TAB>` the diagnostic commands that JVM
+// offers (its own `help`), `gjcmd PID JFR.start <TAB>` that command's options as its
 // help lists them, and their values where the help names them.
-func (g *gjcmd) complete(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	const none = cobra.ShellCompDirectiveNoFileComp
+func (g *gjcmd) complete(ctx context.Context, args []string, toComplete string) ([]string, int) {
+	const none = cliutil.CompNoFiles
 	if g.list {
 		return nil, none
 	}
-	if len(args) == 0 {
-		return cliutil.CompleteJVMs(cmd.Context(), toComplete), none
-	}
 	if len(args) >= 2 && args[1] == "-f" {
 		if len(args) == 2 {
-			return nil, cobra.ShellCompDirectiveDefault // the file of commands
+			return nil, cliutil.CompFiles // the file of commands
 		}
 		return nil, none
 	}
 	if len(args) >= 2 && (rawOp(args[1]) || args[1] == "PerfCounter.print") {
 		if args[1] == "load" && len(args) == 2 {
-			return nil, cobra.ShellCompDirectiveDefault // the agent library
+			return nil, cliutil.CompFiles // the agent library
 		}
 		return nil, none
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), cliutil.CompletionDeadline)
+	ctx, cancel := context.WithTimeout(ctx, cliutil.CompletionDeadline)
 	defer cancel()
 	pids, err := jcmd.Select(ctx, args[0])
 	if err != nil || len(pids) == 0 {
@@ -72,14 +63,12 @@ func (g *gjcmd) complete(cmd *cobra.Command, args []string, toComplete string) (
 	// Several JVMs (a main class, or 0): the first one's commands stand for all.
 	cl, err := jcmd.Dial(ctx, pids[0], nil)
 	if err != nil {
-		cobra.CompDebugln(fmt.Sprintf("attach %d: %v", pids[0], err), false)
 		return nil, none
 	}
 	defer cl.Close()
 	if len(args) == 1 || (len(args) == 2 && args[1] == "help") {
 		names, err := cl.Commands(ctx)
 		if err != nil {
-			cobra.CompDebugln(fmt.Sprintf("help of %d: %v", pids[0], err), false)
 			return nil, none
 		}
 		out := slices.Clone(names)
@@ -93,7 +82,6 @@ func (g *gjcmd) complete(cmd *cobra.Command, args []string, toComplete string) (
 	}
 	c, err := cl.Describe(ctx, args[1])
 	if err != nil {
-		cobra.CompDebugln(fmt.Sprintf("help %s of %d: %v", args[1], pids[0], err), false)
 		return nil, none
 	}
 	return completeOptions(c, args[2:], toComplete)
@@ -101,7 +89,7 @@ func (g *gjcmd) complete(cmd *cobra.Command, args []string, toComplete string) (
 
 // completeOptions offers "name=" for each option of a diagnostic command not given yet (or that may be
 // repeated), and after "name=" the values the JVM's help names for it.
-func completeOptions(c *jcmd.Command, given []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func completeOptions(c *jcmd.Command, given []string, toComplete string) ([]string, int) {
 	opts := slices.Concat(c.Options, c.Controls)
 	if name, value, ok := strings.Cut(toComplete, "="); ok {
 		for _, o := range opts {
@@ -112,23 +100,23 @@ func completeOptions(c *jcmd.Command, given []string, toComplete string) ([]cobr
 			if o.Type == "BOOLEAN" {
 				values = []string{"true", "false"}
 			}
-			var out []cobra.Completion
+			var out []string
 			for _, v := range values {
 				if strings.HasPrefix(v, value) {
 					out = append(out, name+"="+v)
 				}
 			}
-			return out, cobra.ShellCompDirectiveNoFileComp
+			return out, cliutil.CompNoFiles
 		}
-		return nil, cobra.ShellCompDirectiveNoFileComp
+		return nil, cliutil.CompNoFiles
 	}
 	seen := map[string]bool{}
 	for _, w := range given {
 		name, _, _ := strings.Cut(w, "=")
 		seen[name] = true
 	}
-	var out []cobra.Completion
-	directive := cobra.ShellCompDirectiveNoFileComp
+	var out []string
+	directive := cliutil.CompNoFiles
 	for _, o := range opts {
 		if o.Hidden || (seen[o.Name] && !o.Multiple) || !strings.HasPrefix(o.Name, toComplete) {
 			continue
@@ -142,9 +130,9 @@ func completeOptions(c *jcmd.Command, given []string, toComplete string) ([]cobr
 		word := o.Name
 		if o.Type != "BOOLEAN" {
 			word += "="
-			directive |= cobra.ShellCompDirectiveNoSpace
+			directive |= cliutil.CompNoSpace
 		}
-		out = append(out, cobra.CompletionWithDesc(word, desc))
+		out = append(out, word+"\t"+desc)
 	}
 	return out, directive
 }

@@ -11,10 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
-
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/cliutil"
@@ -37,20 +34,29 @@ func rawOp(name string) bool {
 
 // Main runs gjcmd with the given arguments (without the program name) and returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if code, ok := completeAfterTarget(args, stdout, stderr); ok {
-		return code
+	g := newGjcmd(stdout, stderr)
+	if len(args) > 0 && (args[0] == cliutil.CompleteRequest || args[0] == cliutil.CompleteRequestNoDesc) {
+		g.completeRequest(args[0] == cliutil.CompleteRequestNoDesc, args[1:])
+		return cliutil.ExitOK
 	}
-	return cliutil.Run("gjcmd", Command(stdout, stderr), args, stdout, stderr, true)
-}
-
-// Command builds gjcmd's command tree: for Main, and for the release tool, which generates completions
-// and man pages from it.
-func Command(stdout, stderr io.Writer) *cobra.Command {
-	g := &gjcmd{stdout: stdout, stderr: stderr}
-	root := g.command()
-	root.ValidArgsFunction = g.complete
-	cliutil.FinishTree(root)
-	return root
+	if completionScript(args, stdout) {
+		return cliutil.ExitOK
+	}
+	rest, _, err := g.parse(args)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "gjcmd: %v\n\n%s", err, g.usage())
+		return cliutil.ExitUsage
+	case g.help:
+		fmt.Fprintf(stdout, "%s\n\n%s", Long, g.usage())
+		return cliutil.ExitOK
+	case g.version:
+		fmt.Fprint(stdout, cliutil.VersionText("gjcmd"))
+		return cliutil.ExitOK
+	}
+	ctx, stop := cliutil.SignalContext()
+	defer stop()
+	return cliutil.Finish(ctx, "gjcmd", g.run(ctx, rest), stderr, g.usage)
 }
 
 func usagef(format string, args ...any) error { return cliutil.UsageErrorf(format, args...) }
@@ -68,48 +74,8 @@ type gjcmd struct {
 	output         string
 	overwrite      bool
 	noCheck        bool
-}
-
-func (g *gjcmd) command() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "gjcmd [flags] [<pid | main class | 0> <command ...|PerfCounter.print|-f file>]",
-		Short: "Send diagnostic commands to running HotSpot JVMs (a drop-in jcmd that needs no JDK)",
-		Long: `gjcmd sends diagnostic commands to running HotSpot JVMs, like the JDK's jcmd, without a JDK and
-in a few milliseconds. It works from the host against JVMs in containers (by host pid) and as root
-against JVMs of other users.
-
-  gjcmd                         list JVMs (same as -l)
-  gjcmd <pid> <command ...>     run a diagnostic command, e.g. "gjcmd 1234 VM.flags -all"
-  gjcmd <main class> <command>  every JVM whose main class contains the argument
-  gjcmd 0 <command>             every JVM
-  gjcmd <pid> -f <file>         one command per line, up to a line "stop"
-  gjcmd <pid> PerfCounter.print the JVM's performance counters (read from hsperfdata, no attach)
-  gjcmd <pid> <operation> [args] a raw attach operation: load, properties, agentProperties,
-                                datadump, threaddump, dumpheap, inspectheap, setflag, printflag,
-                                jcmd, getversion
-
-Exit status: 0 ok, 1 the JVM reported a failure, 2 usage, 3 no such JVM or not HotSpot,
-4 permission denied, 5 attach listener not available (timeout, JVM stopped, attach disabled),
-130 interrupted.`,
-		Args:          cobra.ArbitraryArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		RunE:          g.run,
-	}
-	f := cmd.Flags()
-	f.SetInterspersed(false) // everything after the target belongs to the command (e.g. "VM.flags -all")
-	f.BoolVarP(&g.list, "list", "l", false, "list JVM processes on the local machine")
-	f.DurationVar(&g.timeout, "timeout", 0, "bound each JVM's whole operation (attach and reply); 0: attach within --attach-timeout, then wait for the reply while the JVM runs")
-	f.DurationVar(&g.attachTimeout, "attach-timeout", attach.DefaultAttachTimeout, "bound starting the attach listener and connecting")
-	f.BoolVar(&g.jsonOut, "json", false, "print results as JSON (schema jvmkit.gjcmd/v1)")
-	f.BoolVarP(&g.verbose, "verbose", "v", false, "print attach diagnostics on stderr")
-	f.IntVar(&g.protocol, "protocol", 0, "attach protocol: 0 auto (2 on JDK 24+, else 1), 1, 2")
-	f.BoolVar(&g.streaming, "streaming", false, "let JDK 25+ stream output while the command runs (the default has the JVM buffer it)")
-	f.StringVar(&g.copyTo, "copy-to", "", "copy the file the command wrote (JFR.dump, GC.heap_dump, ...) into this directory, also out of containers")
-	f.StringVarP(&g.output, "output", "o", "", "copy the file the command wrote to this file name")
-	f.BoolVar(&g.overwrite, "overwrite", false, "with --copy-to/-o: replace an existing file (never through a symlink)")
-	f.BoolVar(&g.noCheck, "no-check", false, "send command options without checking them against the JVM's help first")
-	return cmd
+	help           bool
+	version        bool
 }
 
 // request is what to do with each selected JVM.
@@ -121,8 +87,7 @@ type request struct {
 	display string   // command as shown in JSON results
 }
 
-func (g *gjcmd) run(cmd *cobra.Command, args []string) error {
-	ctx := cmd.Context()
+func (g *gjcmd) run(ctx context.Context, args []string) error {
 	if g.list || len(args) == 0 {
 		if len(args) > 0 {
 			return usagef("-l takes no arguments")

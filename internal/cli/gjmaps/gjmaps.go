@@ -17,6 +17,7 @@ import (
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/cli/jitrecord"
+	"github.com/jvmkit/jvmkit/internal/clitree"
 	"github.com/jvmkit/jvmkit/internal/cliutil"
 	"github.com/jvmkit/jvmkit/jcmd"
 	"github.com/jvmkit/jvmkit/perfmap"
@@ -25,7 +26,7 @@ import (
 
 // Main runs gjmaps with the given arguments (without the program name) and returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
-	return cliutil.Run("gjmaps", Command(stdout, stderr), args, stdout, stderr, true)
+	return clitree.Run("gjmaps", Command(stdout, stderr), args, stdout, stderr, true)
 }
 
 // Command builds gjmaps' command tree: for Main, and for the release tool, which generates completions
@@ -33,7 +34,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 func Command(stdout, stderr io.Writer) *cobra.Command {
 	g := &gjmaps{stdout: stdout, stderr: stderr}
 	root := g.command()
-	cliutil.FinishTree(root)
+	clitree.FinishTree(root)
 	return root
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jvmkit/jvmkit/internal/clitree"
 	"github.com/jvmkit/jvmkit/internal/cliutil"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
@@ -22,7 +23,7 @@ type Extra func(stdout, stderr io.Writer) *cobra.Command
 // Main runs jvmkit with the given arguments (without the program name) and the extra subcommands, and
 // returns the exit status.
 func Main(args []string, stdout, stderr io.Writer, extra ...Extra) int {
-	return cliutil.Run("jvmkit", Command(stdout, stderr, extra...), args, stdout, stderr, false)
+	return clitree.Run("jvmkit", Command(stdout, stderr, extra...), args, stdout, stderr, false)
 }
 
 // Command builds jvmkit's command tree with the extra subcommands: for Main, and for the release tool,
@@ -47,7 +48,7 @@ build (its architecture), 130 interrupted.`,
 	for _, c := range extra {
 		addOrMerge(root, c(stdout, stderr))
 	}
-	cliutil.FinishTree(root)
+	clitree.FinishTree(root)
 	return root
 }
 
