@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"runtime"
 	"strings"
@@ -89,7 +88,7 @@ func (vm *VM) Close() error {
 
 // connect opens a connection to the listener and checks that the peer is the target process itself
 // (SO_PEERCRED reports the listener's pid in our namespace), which defeats sockets planted by others.
-func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
+func (vm *VM) connect(ctx context.Context) (*conn, error) {
 	// Connecting is part of attaching: bounded by AttachTimeout even when the operation is not (a
 	// listener wedged by another client fills its backlog and would make us retry for ever).
 	ctx, cancel := context.WithTimeout(ctx, vm.opts.AttachTimeout)
@@ -112,7 +111,7 @@ func (vm *VM) connect(ctx context.Context) (*net.UnixConn, error) {
 	refused := t.socketIno() // the socket connect will try, for restartListener
 	for {
 		var (
-			c   *net.UnixConn
+			c   *conn
 			err error
 		)
 		if asOwner {
@@ -179,7 +178,7 @@ func (vm *VM) restartListener(ctx context.Context, ino uint64) error {
 
 // dialUnix connects without blocking; a full backlog returns EAGAIN at once (AF_UNIX semantics) so
 // that the caller's backoff, not the kernel, decides how long to wait.
-func dialUnix(path string) (*net.UnixConn, error) {
+func dialUnix(path string) (*conn, error) {
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -195,7 +194,7 @@ func dialUnix(path string) (*net.UnixConn, error) {
 // their own user (JDK 8). Credentials in Linux are per thread; Go's Setuid family changes all threads,
 // so the raw system calls run on a locked thread that is never unlocked, which makes the runtime
 // discard that thread afterwards. The rest of the process keeps its credentials.
-func dialAs(ctx context.Context, path string, uid, gid int) (*net.UnixConn, error) {
+func dialAs(ctx context.Context, path string, uid, gid int) (*conn, error) {
 	type result struct {
 		fd  int
 		err error
@@ -238,30 +237,40 @@ func dialAs(ctx context.Context, path string, uid, gid int) (*net.UnixConn, erro
 	}
 }
 
-func fileConn(fd int) (*net.UnixConn, error) {
-	f := os.NewFile(uintptr(fd), "attach")
-	c, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	return c.(*net.UnixConn), nil
+// conn is a connection to an attach listener: the socket as an *os.File, which the runtime's poller
+// serves (deadlines, cancellation) as it serves package net's connections, without linking package net
+// into gjcmd (its start-up cost).
+type conn struct{ *os.File }
+
+func fileConn(fd int) (*conn, error) {
+	return &conn{os.NewFile(uintptr(fd), "attach")}, nil // a non-blocking descriptor: pollable
 }
 
-func checkPeer(c *net.UnixConn, pid int) error {
+// CloseWrite shuts down the sending side: the JVM reads the request up to there.
+func (c *conn) CloseWrite() error {
+	return c.control(func(fd int) error { return unix.Shutdown(fd, unix.SHUT_WR) })
+}
+
+// control runs f on the socket's descriptor.
+func (c *conn) control(f func(fd int) error) error {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return err
 	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := rc.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
 		return err
 	}
-	if cerr != nil {
-		return fmt.Errorf("attach: SO_PEERCRED: %w", cerr)
+	return ferr
+}
+
+func checkPeer(c *conn, pid int) error {
+	var cred *unix.Ucred
+	if err := c.control(func(fd int) (err error) {
+		cred, err = unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+		return err
+	}); err != nil {
+		return fmt.Errorf("attach: SO_PEERCRED: %w", err)
 	}
 	if int(cred.Pid) != pid {
 		return fmt.Errorf("%w: the attach socket is served by pid %d (uid %d), not by JVM %d; refusing it (planted socket?)", ErrPermission, cred.Pid, cred.Uid, pid)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"sync"
 	"time"
@@ -14,7 +13,7 @@ import (
 )
 
 // readStatus reads up to the end of the status line and returns the bytes read beyond it.
-func (vm *VM) readStatus(ctx context.Context, c *net.UnixConn) (status int, rest []byte, err error) {
+func (vm *VM) readStatus(ctx context.Context, c *conn) (status int, rest []byte, err error) {
 	var buf [512]byte
 	var got []byte
 	for {
@@ -39,7 +38,7 @@ func (vm *VM) readStatus(ctx context.Context, c *net.UnixConn) (status int, rest
 // read is a Read that keeps an eye on the JVM while it waits: every watchInterval it checks that the
 // process is still there and not stopped, so a dead or frozen JVM gives an error instead of a hang,
 // while a long command in a healthy JVM (a heap dump) may take as long as it needs within ctx.
-func (vm *VM) read(ctx context.Context, c *net.UnixConn, p []byte) (int, error) {
+func (vm *VM) read(ctx context.Context, c *conn, p []byte) (int, error) {
 	for {
 		next := time.Now().Add(watchInterval)
 		if d, ok := ctx.Deadline(); ok && d.Before(next) {
@@ -88,7 +87,7 @@ func isReset(err error) bool { return errors.Is(err, unix.ECONNRESET) }
 // drain copies the rest of the reply to w. A reader goroutine empties the socket into memory as fast
 // as it can, independently of w: a JVM that streams output (JDK 25) writes to the socket from inside
 // a safepoint, and a stalled reader would stall the whole JVM.
-func (vm *VM) drain(ctx context.Context, c *net.UnixConn, rest []byte, w io.Writer) error {
+func (vm *VM) drain(ctx context.Context, c *conn, rest []byte, w io.Writer) error {
 	var sp spool
 	sp.cond = sync.NewCond(&sp.mu)
 	if len(rest) > 0 {
