@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,15 +47,24 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 		return nil, err
 	}
 	vm.Target = t
-	ok, err := t.checkSocket()
-	if errors.Is(err, errForeignSocket) {
-		if t.removeStaleSocket(0) {
-			vm.logf("removed a stale socket of another user at %s", t.SocketPath())
+	tmp, err := t.OpenTmp()
+	if err != nil {
+		if jerr := t.checkJVM(); jerr != nil { // not a JVM: that says more than its /tmp
+			err = jerr
 		}
-		ok, err = t.checkSocket() // removed by us or by another attacher, or still refused
-	}
-	if err == nil && !ok {
-		err = vm.startListener(ctx)
+	} else {
+		defer tmp.Close()
+		var ok bool
+		ok, err = t.checkSocket(tmp)
+		if errors.Is(err, errForeignSocket) {
+			if t.removeStaleSocket(tmp, 0) {
+				vm.logf("removed a stale socket of another user at %s", t.socketName())
+			}
+			ok, err = t.checkSocket(tmp) // removed by us or by another attacher, or still refused
+		}
+		if err == nil && !ok {
+			err = vm.startListener(ctx, tmp)
+		}
 	}
 	if err != nil {
 		if gerr := vm.Gone(); gerr != nil { // its root and socket go first when it is killed
@@ -67,7 +77,7 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 		vm.Close()
 		return nil, vm.stoppedErr(t.Status)
 	}
-	for _, p := range t.removeStaleTriggers() {
+	for _, p := range t.removeStaleTriggers(tmp) {
 		vm.logf("removed stale trigger file %s", p)
 	}
 	return vm, nil
@@ -94,30 +104,39 @@ func (vm *VM) connect(ctx context.Context) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, vm.opts.AttachTimeout)
 	defer cancel()
 	t := vm.Target
-	if ok, err := t.checkSocket(); err != nil || !ok {
+	// Opened again for each connection, as the JVM resolves /tmp each time it makes its socket.
+	tmp, err := t.OpenTmp()
+	if err != nil {
+		if gerr := vm.Gone(); gerr != nil {
+			return nil, gerr
+		}
+		return nil, err
+	}
+	defer tmp.Close()
+	if ok, err := t.checkSocket(tmp); err != nil || !ok {
 		if gerr := vm.Gone(); gerr != nil { // its root and socket go first when it is killed
 			return nil, gerr
 		}
 		if err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: socket %s disappeared", ErrNoListener, t.SocketPath())
+		return nil, fmt.Errorf("%w: socket %s disappeared", ErrNoListener, t.socketName())
 	}
 	vm.mu.Lock()
 	asOwner := vm.asOwner
 	vm.mu.Unlock()
 	backoff := 500 * time.Microsecond
 	restarted := false
-	refused := t.socketIno() // the socket connect will try, for restartListener
+	refused := t.socketIno(tmp) // the socket connect will try, for restartListener
 	for {
 		var (
 			c   *conn
 			err error
 		)
 		if asOwner {
-			c, err = dialAs(ctx, t.SocketPath(), t.UID, t.GID)
+			c, err = dialAs(ctx, tmp.fd, t.socketFile(), t.UID, t.GID)
 		} else {
-			c, err = dialUnix(t.SocketPath())
+			c, err = dialUnix(tmp.Path() + "/" + t.socketFile())
 		}
 		switch {
 		case err == nil:
@@ -141,37 +160,37 @@ func (vm *VM) connect(ctx context.Context) (*conn, error) {
 				// pid and was killed after the JVM started (another container's JVM with the same pid
 				// in a shared /tmp).
 				restarted = true
-				if err := vm.restartListener(ctx, refused); err != nil {
+				if err := vm.restartListener(ctx, tmp, refused); err != nil {
 					return nil, err
 				}
 				continue
 			}
-			return nil, fmt.Errorf("%w: nobody listens on %s (stale socket of a killed JVM?)", ErrNoListener, t.SocketPath())
+			return nil, fmt.Errorf("%w: nobody listens on %s (stale socket of a killed JVM?)", ErrNoListener, t.socketName())
 		case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-			return nil, fmt.Errorf("%w: connect %s as uid %d: %w", ErrPermission, t.SocketPath(), os.Geteuid(), err)
+			return nil, fmt.Errorf("%w: connect %s as uid %d: %w", ErrPermission, t.socketName(), os.Geteuid(), err)
 		default:
-			return nil, fmt.Errorf("attach: connect %s: %w", t.SocketPath(), err)
+			return nil, fmt.Errorf("attach: connect %s: %w", t.socketName(), err)
 		}
 	}
 }
 
-// restartListener replaces a stale socket, inode ino, that connecting was refused on: it is removed if
-// it still refuses connections and the listener is started (HotSpot starts it again when it finds its
-// socket gone). Operations that find the socket stale at once restart it once: the others find another
-// inode there and try it.
-func (vm *VM) restartListener(ctx context.Context, ino uint64) error {
+// restartListener replaces a stale socket in tmp, inode ino, that connecting was refused on: it is
+// removed if it still refuses connections and the listener is started (HotSpot starts it again when it
+// finds its socket gone). Operations that find the socket stale at once restart it once: the others find
+// another inode there and try it.
+func (vm *VM) restartListener(ctx context.Context, tmp *Dir, ino uint64) error {
 	t := vm.Target
 	vm.listenerMu.Lock()
 	defer vm.listenerMu.Unlock()
-	if now := t.socketIno(); now != ino && now != 0 {
+	if now := t.socketIno(tmp); now != ino && now != 0 {
 		return nil // replaced meanwhile
 	}
-	if !t.removeStaleSocket(ino) && t.socketIno() != 0 {
-		return fmt.Errorf("%w: nobody listens on %s (stale socket of a killed JVM?) and it cannot be removed", ErrNoListener, t.SocketPath())
+	if !t.removeStaleSocket(tmp, ino) && t.socketIno(tmp) != 0 {
+		return fmt.Errorf("%w: nobody listens on %s (stale socket of a killed JVM?) and it cannot be removed", ErrNoListener, t.socketName())
 	}
-	vm.logf("nobody listened on %s (inode %d): removed; starting the listener", t.SocketPath(), ino)
-	if err := vm.startListener(ctx); err != nil {
-		return fmt.Errorf("%s was a stale socket (nobody listened on it): %w", t.SocketPath(), err)
+	vm.logf("nobody listened on %s (inode %d): removed; starting the listener", t.socketName(), ino)
+	if err := vm.startListener(ctx, tmp); err != nil {
+		return fmt.Errorf("%s was a stale socket (nobody listened on it): %w", t.socketName(), err)
 	}
 	return nil
 }
@@ -190,11 +209,19 @@ func dialUnix(path string) (*conn, error) {
 	return fileConn(fd)
 }
 
-// dialAs connects from a thread whose effective uid/gid are the target's, for JVMs that accept only
-// their own user (JDK 8). Credentials in Linux are per thread; Go's Setuid family changes all threads,
-// so the raw system calls run on a locked thread that is never unlocked, which makes the runtime
-// discard that thread afterwards. The rest of the process keeps its credentials.
-func dialAs(ctx context.Context, path string, uid, gid int) (*conn, error) {
+// dialAs connects to the socket name in the directory dirfd from a thread whose effective uid/gid are
+// the target's, for JVMs that accept only their own user (JDK 8). Credentials in Linux are per thread;
+// Go's Setuid family changes all threads, so the raw system calls run on a locked thread that is never
+// unlocked, which makes the runtime discard that thread afterwards. The rest of the process keeps its
+// credentials.
+func dialAs(ctx context.Context, dirfd int, name string, uid, gid int) (*conn, error) {
+	// The thread may connect after we have given up on it (ctx): through a copy of dirfd that it closes,
+	// never through a number that may name another file by then.
+	dfd, err := unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("attach: dup: %w", err)
+	}
+	path := "/proc/self/fd/" + strconv.Itoa(dfd) + "/" + name
 	type result struct {
 		fd  int
 		err error
@@ -202,6 +229,7 @@ func dialAs(ctx context.Context, path string, uid, gid int) (*conn, error) {
 	ch := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
+		defer unix.Close(dfd)
 		fd, err := func() (int, error) {
 			if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, ^uintptr(0), uintptr(gid), ^uintptr(0)); e != 0 {
 				return -1, fmt.Errorf("setresgid: %w", e)

@@ -14,9 +14,10 @@
 // Sources: OpenJDK src/hotspot/os/posix/attachListener_posix.cpp (before JDK 24:
 // src/hotspot/os/linux/attachListener_linux.cpp) and src/hotspot/share/services/attachListener.cpp.
 //
-// This package reaches both files through /proc/<pid>/root and /proc/<pid>/cwd, never with setns(2)
-// (which fails with EINVAL in a multithreaded process such as any Go program), signals the host pid
-// through a pidfd, and waits for the socket with inotify on the target's /tmp.
+// This package reaches both files through /proc/<pid>/cwd and the target's /tmp opened inside
+// /proc/<pid>/root as the target resolves it (Target.OpenTmp), never with setns(2) (which fails with
+// EINVAL in a multithreaded process such as any Go program), signals the host pid through a pidfd, and
+// waits for the socket with inotify on the target's /tmp.
 //
 // # Safety
 //
@@ -24,6 +25,14 @@
 //     /proc/<pid>/status); its default action would kill anything else, including a -Xrs JVM.
 //   - -XX:+DisableAttachMechanism is read from the JVM's hsperfdata (sun.rt.jvmCapabilities) and
 //     refused without signalling, as the JDK's attach provider does.
+//   - The target's /tmp is opened with openat2(RESOLVE_IN_ROOT) from /proc/<pid>/root, and every file
+//     there (trigger, socket, hsperfdata, the inotify watch) is reached through that descriptor
+//     (/proc/self/fd/<fd>/<name>, or *at(2) calls). The path /proc/<pid>/root/tmp would follow an
+//     absolute link /tmp -> /srv in a container's or chroot's root to the caller's /srv, and a relative
+//     one's ".." above that root: as root, we would create, watch and connect there. A link is followed
+//     as the target follows it, inside its root; a /tmp missing or not a directory is an error naming
+//     the process and the path. Before Linux 5.6 (no openat2) only a /tmp that is a directory, not a
+//     link, is used.
 //   - The trigger file is created with O_CREAT|O_EXCL|O_NOFOLLOW relative to an O_PATH handle of its
 //     directory, owned by the target's euid, and removed on every path.
 //   - The socket must be a socket, mode 0600, owned by the target's euid; after connecting, SO_PEERCRED
@@ -59,7 +68,8 @@
 //
 // Tested on OpenJDK 17.0.15 (Debian, protocol 1) and Temurin 25.0.3 (protocol 2 with streaming), each as
 // a plain process, in its own pid+mount namespace with a private /tmp, under another uid, with a
-// read-only cwd, with -Xrs and with -XX:+DisableAttachMechanism. Per JDK:
+// read-only cwd, with -Xrs and with -XX:+DisableAttachMechanism; JDK 17 also in a chroot whose /tmp is a
+// link (absolute, out of the root from the host's view; relative), on Linux 6.18. Per JDK:
 //
 //	JDK 8        protocol 1; root refused as a peer (credential switch); trigger owner must be the euid;
 //	             load replies "<rc>" (untested here: no JDK 8 package on our machines)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,12 +14,13 @@ import (
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
-// checkSocket reports whether the target's listener socket exists, and refuses anything at that name
-// that the target cannot have made: HotSpot creates it as a socket, mode 0600, owned by its euid.
-func (t *Target) checkSocket() (bool, error) {
+// checkSocket reports whether the target's listener socket exists in tmp, its /tmp, and refuses anything
+// at that name that the target cannot have made: HotSpot creates it as a socket, mode 0600, owned by its
+// euid.
+func (t *Target) checkSocket(tmp *Dir) (bool, error) {
 	var st unix.Stat_t
-	path := t.SocketPath()
-	err := unix.Lstat(path, &st)
+	path := t.socketName()
+	err := unix.Fstatat(tmp.fd, t.socketFile(), &st, unix.AT_SYMLINK_NOFOLLOW)
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return false, nil
@@ -44,10 +44,10 @@ func (t *Target) checkSocket() (bool, error) {
 // errForeignSocket: the file at the listener's name is a socket of another user than the JVM's.
 var errForeignSocket = errors.New("foreign socket")
 
-// socketIno returns the inode of the socket at the listener's name, 0 when there is none.
-func (t *Target) socketIno() uint64 {
+// socketIno returns the inode of the socket at the listener's name in tmp, 0 when there is none.
+func (t *Target) socketIno(tmp *Dir) uint64 {
 	var st unix.Stat_t
-	if unix.Lstat(t.SocketPath(), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+	if unix.Fstatat(tmp.fd, t.socketFile(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
 		return 0
 	}
 	return st.Ino
@@ -60,18 +60,13 @@ func (t *Target) socketIno() uint64 {
 // not remove another user's in a sticky /tmp; either way nobody could attach. A socket somebody listens
 // on, or that is busy, is left alone. It is removed by name relative to its directory, after checking
 // that the name still holds the socket found refusing. It reports whether one was removed.
-func (t *Target) removeStaleSocket(ino uint64) bool {
-	dir, name := t.TmpDir(), ".java_pid"+strconv.Itoa(t.NSPID)
-	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(dfd)
+func (t *Target) removeStaleSocket(tmp *Dir, ino uint64) bool {
+	dfd, name := tmp.fd, t.socketFile()
 	var before, now unix.Stat_t
 	if unix.Fstatat(dfd, name, &before, unix.AT_SYMLINK_NOFOLLOW) != nil || before.Mode&unix.S_IFMT != unix.S_IFSOCK || ino != 0 && before.Ino != ino {
 		return false
 	}
-	c, err := dialUnix(dir + "/" + name)
+	c, err := dialUnix(tmp.Path() + "/" + name)
 	if err == nil {
 		c.Close()
 		return false
@@ -94,13 +89,13 @@ type trigger struct {
 	created bool // false: another attacher's trigger that we reuse and must not remove
 }
 
-// createTrigger makes the trigger file relative to an O_PATH handle of the directory, with
-// O_EXCL|O_NOFOLLOW (never through a planted symlink) and owned by the target's euid (JDK 8 accepts
-// only that owner; JDK 11+ also root).
-func (t *Target) createTrigger() (*trigger, error) {
+// createTrigger makes the trigger file in the target's cwd, else in tmp, its /tmp, relative to an
+// O_PATH handle of the directory, with O_EXCL|O_NOFOLLOW (never through a planted symlink) and owned by
+// the target's euid (JDK 8 accepts only that owner; JDK 11+ also root).
+func (t *Target) createTrigger(tmp *Dir) (*trigger, error) {
 	var errs []error
-	for _, dir := range []string{t.Cwd, t.TmpDir()} {
-		tr, err := t.createTriggerIn(dir)
+	for _, dir := range []string{t.Cwd, tmp.Path()} {
+		tr, err := t.createTriggerIn(dir, tmp.Shown(dir))
 		if err == nil {
 			return tr, nil
 		}
@@ -113,9 +108,10 @@ func (t *Target) createTrigger() (*trigger, error) {
 	return nil, fmt.Errorf("attach: cannot create the attach trigger file: %w", err)
 }
 
-func (t *Target) createTriggerIn(dir string) (*trigger, error) {
+// createTriggerIn is createTrigger in the directory at path, dir for messages.
+func (t *Target) createTriggerIn(path, dir string) (*trigger, error) {
 	name := t.triggerName()
-	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dfd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
@@ -176,14 +172,16 @@ func (tr *trigger) remove() {
 // listener is up, a trigger file older than its socket has done its work, whoever made it. Only a regular
 // empty file that the JVM would accept (its user's or root's) and that is not newer than the socket is
 // removed, by name relative to its directory; anything else is left alone. It returns the paths removed.
-func (t *Target) removeStaleTriggers() []string {
+// tmp is the target's /tmp.
+func (t *Target) removeStaleTriggers(tmp *Dir) []string {
 	var sock unix.Stat_t
-	if err := unix.Lstat(t.SocketPath(), &sock); err != nil || sock.Mode&unix.S_IFMT != unix.S_IFSOCK {
+	if err := unix.Fstatat(tmp.fd, t.socketFile(), &sock, unix.AT_SYMLINK_NOFOLLOW); err != nil || sock.Mode&unix.S_IFMT != unix.S_IFSOCK {
 		return nil
 	}
 	var removed []string
-	for _, dir := range []string{t.Cwd, t.TmpDir()} {
-		dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	for _, path := range []string{t.Cwd, tmp.Path()} {
+		dir := tmp.Shown(path)
+		dfd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
@@ -201,10 +199,10 @@ func (t *Target) removeStaleTriggers() []string {
 
 func newer(a, b unix.Timespec) bool { return a.Sec > b.Sec || a.Sec == b.Sec && a.Nsec > b.Nsec }
 
-// attachDisabled reads the JVM's capabilities from its hsperfdata, like the JDK's attach provider, so
-// a JVM started with -XX:+DisableAttachMechanism is refused without being signalled.
-func (t *Target) attachDisabled(ctx context.Context) bool {
-	path, err := hsperf.Find(t.TmpDir(), t.NSPID, t.UID)
+// attachDisabled reads the JVM's capabilities from its hsperfdata in tmp, like the JDK's attach
+// provider, so a JVM started with -XX:+DisableAttachMechanism is refused without being signalled.
+func (t *Target) attachDisabled(ctx context.Context, tmp *Dir) bool {
+	path, err := hsperf.Find(tmp.Path(), t.NSPID, t.UID)
 	if err != nil {
 		return false
 	}
@@ -216,10 +214,10 @@ func (t *Target) attachDisabled(ctx context.Context) bool {
 	return known && !ok
 }
 
-// startListener makes the JVM start its attach listener: trigger file, SIGQUIT, wait for the socket.
-// The JVM needs about a millisecond; inotify on the target's /tmp tells us the moment the socket is
+// startListener makes the JVM start its attach listener: trigger file, SIGQUIT, wait for the socket in
+// tmp, its /tmp. The JVM needs about a millisecond; inotify on tmp tells us the moment the socket is
 // renamed into place, with polling as the fallback.
-func (vm *VM) startListener(ctx context.Context) error {
+func (vm *VM) startListener(ctx context.Context, tmp *Dir) error {
 	t := vm.Target
 	if err := t.checkJVM(); err != nil {
 		return err
@@ -233,7 +231,7 @@ func (vm *VM) startListener(ctx context.Context) error {
 	if st.Stopped() {
 		return vm.stoppedErr(st)
 	}
-	if t.attachDisabled(ctx) {
+	if t.attachDisabled(ctx, tmp) {
 		return fmt.Errorf("process %d: %w", t.PID, ErrAttachDisabled)
 	}
 	if !st.Catches(int(unix.SIGQUIT)) || st.Ignores(int(unix.SIGQUIT)) {
@@ -249,7 +247,7 @@ func (vm *VM) startListener(ctx context.Context) error {
 	// away waits for an SRCU grace period (8-16 ms measured on Linux 6.18), a few ms later it does not.
 	ifd := -1
 	if fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK); err == nil {
-		if _, err := unix.InotifyAddWatch(fd, t.TmpDir(), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_ONLYDIR|unix.IN_ONESHOT); err == nil {
+		if _, err := unix.InotifyAddWatch(fd, tmp.Path(), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_ONLYDIR|unix.IN_ONESHOT); err == nil {
 			ifd = fd
 			if vm.inotify >= 0 {
 				unix.Close(vm.inotify) // an earlier start's (see restartListener)
@@ -260,7 +258,7 @@ func (vm *VM) startListener(ctx context.Context) error {
 		}
 	}
 
-	tr, err := t.createTrigger()
+	tr, err := t.createTrigger(tmp)
 	if err != nil {
 		return err
 	}
@@ -278,7 +276,7 @@ func (vm *VM) startListener(ctx context.Context) error {
 	poll := 100 * time.Microsecond
 	lastState := start
 	for {
-		if ok, err := t.checkSocket(); ok || err != nil {
+		if ok, err := t.checkSocket(tmp); ok || err != nil {
 			if ok {
 				vm.logf("listener up after %v", time.Since(start))
 			}

@@ -634,7 +634,12 @@ func TestDialAsOwner(t *testing.T) {
 			peer <- u
 		})
 	}()
-	c, err := attach.DialAs(context.Background(), path, 65534, 65533)
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := attach.DialAs(context.Background(), dfd, "s", 65534, 65533)
+	unix.Close(dfd) // DialAs connects through a copy of its own
 	if err != nil {
 		t.Fatal(err)
 	}

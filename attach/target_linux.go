@@ -1,12 +1,15 @@
 package attach
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/internal/procfs"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
 // Resolve inspects a live process. It fails with ErrProcessGone for a pid that does not exist and
@@ -90,4 +93,68 @@ func (t *Target) Container() bool {
 		return false
 	}
 	return self.Ino != other.Ino || self.Dev != other.Dev
+}
+
+// OpenTmp opens the target's /tmp the way the target resolves it: inside its root (openat2 with
+// RESOLVE_IN_ROOT), so that an absolute symbolic link there (/tmp -> /srv, in a container's root or a
+// chroot that its user made) leads to the target's /srv, as for the JVM, never to the caller's. The
+// path Root + "/tmp" would follow such a link out of the root: a caller running as root would create,
+// watch, read and connect to files in a directory of the host's. A /tmp that is missing or not a
+// directory is an error naming the process and the path; one that cannot be opened for lack of
+// privileges is ErrPermission.
+func (t *Target) OpenTmp() (*Dir, error) {
+	fd, err := openTmp(t.Root)
+	if err == nil {
+		return &Dir{fd: fd, name: t.tmpName()}, nil
+	}
+	if gerr := procfs.Default.GoneErr(t.PID); gerr != nil {
+		return nil, gerr
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is said below, by its name for the user
+	}
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		return nil, fmt.Errorf("%w: cannot open the /tmp of process %d (%s) as uid %d: %w; run as root or as the JVM's user (uid %d)",
+			ErrPermission, t.PID, t.tmpName(), os.Geteuid(), err, t.UID)
+	}
+	return nil, fmt.Errorf("attach: the /tmp of process %d (%s, resolved inside its root) cannot be used: %w", t.PID, t.tmpName(), err)
+}
+
+// Close releases the directory.
+func (d *Dir) Close() error {
+	if d == nil || d.fd < 0 {
+		return nil
+	}
+	err := unix.Close(d.fd)
+	d.fd = -1
+	return err
+}
+
+// openTmp opens the tmp directory under root (O_PATH) as the process whose root it is resolves /tmp.
+func openTmp(root string) (int, error) {
+	fd, err := rootfs.Open(root, "/tmp", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if !errors.Is(err, errors.ErrUnsupported) {
+		return fd, err
+	}
+	return openTmpNoFollow(root)
+}
+
+// openTmpNoFollow is openTmp for kernels without openat2 (before Linux 5.6): a /tmp that is a directory
+// itself is opened; a symbolic link, which only openat2 resolves inside the root, is refused.
+func openTmpNoFollow(root string) (int, error) {
+	rootFd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: root, Err: err}
+	}
+	defer unix.Close(rootFd)
+	fd, err := unix.Openat(rootFd, "tmp", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		var st unix.Stat_t
+		if unix.Fstatat(rootFd, "tmp", &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			err = fmt.Errorf("a symbolic link, which only openat2 (Linux 5.6) resolves inside the process's root: %w", errors.ErrUnsupported)
+		}
+		return -1, &os.PathError{Op: "open", Path: root + "/tmp", Err: err}
+	}
+	return fd, nil
 }

@@ -143,12 +143,15 @@ func (c *Client) Feature(ctx context.Context) (int, error) {
 		return f, nil
 	}
 	t := c.Target()
-	if path, err := hsperf.Find(t.TmpDir(), t.NSPID, t.UID); err == nil {
-		if d, _ := hsperf.ReadFile(ctx, path); d != nil {
-			if v, ok := d.String("java.property.java.vm.specification.version"); ok {
-				f = specFeature(v)
+	if tmp, err := t.OpenTmp(); err == nil {
+		if path, err := hsperf.Find(tmp.Path(), t.NSPID, t.UID); err == nil {
+			if d, _ := hsperf.ReadFile(ctx, path); d != nil {
+				if v, ok := d.String("java.property.java.vm.specification.version"); ok {
+					f = specFeature(v)
+				}
 			}
 		}
+		tmp.Close()
 	}
 	if f == 0 {
 		out, err := c.Run(ctx, "VM.version")

@@ -23,8 +23,9 @@ type JVM struct {
 	// Attachable is false when the JVM reports -XX:+DisableAttachMechanism; true when it does not or
 	// cannot tell (no hsperfdata).
 	Attachable bool `json:"attachable"`
-	// PerfData is the host-visible path of its hsperfdata file, empty when it has none
-	// (-XX:-UsePerfData) or it is not readable.
+	// PerfData names its hsperfdata file, below /proc/<pid>/root/tmp, empty when it has none
+	// (-XX:-UsePerfData) or it is not readable. It is for display: the file was found in the JVM's /tmp
+	// as the JVM resolves it (attach.Target.OpenTmp), which that path, opened as it is, may not reach.
 	PerfData string `json:"perfdata,omitempty"`
 	// Container is true when the JVM lives in another pid or mount namespace than the caller.
 	Container bool `json:"container"`

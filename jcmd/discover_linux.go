@@ -67,14 +67,18 @@ func Inspect(ctx context.Context, pid int) (JVM, error) {
 		return JVM{}, fmt.Errorf("%w: process %d (%s)", attach.ErrNotJVM, pid, t.Status.Name)
 	}
 	j := JVM{PID: pid, NSPID: t.NSPID, UID: t.UID, HotSpot: found[0], Attachable: true}
-	j.Container = j.NSPID != pid || !sameFile(t.TmpDir(), "/tmp")
-	if path, err := hsperf.Find(t.TmpDir(), t.NSPID, t.UID); err == nil {
-		if d, err := hsperf.ReadFile(ctx, path); d != nil {
-			_ = err // partial data is still useful for listing
-			j.PerfData = path
-			j.Command = d.JavaCommand()
-			if ok, known := d.AttachSupported(); known {
-				j.Attachable = ok
+	tmp, err := t.OpenTmp() // its /tmp as it resolves it, inside its root
+	j.Container = j.NSPID != pid || err != nil || !sameFile(tmp.Path(), "/tmp")
+	if err == nil {
+		defer tmp.Close()
+		if path, err := hsperf.Find(tmp.Path(), t.NSPID, t.UID); err == nil {
+			if d, err := hsperf.ReadFile(ctx, path); d != nil {
+				_ = err // partial data is still useful for listing
+				j.PerfData = tmp.Shown(path)
+				j.Command = d.JavaCommand()
+				if ok, known := d.AttachSupported(); known {
+					j.Attachable = ok
+				}
 			}
 		}
 	}

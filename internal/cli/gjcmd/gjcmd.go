@@ -469,21 +469,26 @@ func perfCounters(ctx context.Context, pid int, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	path, err := hsperf.Find(t.TmpDir(), t.NSPID, t.UID)
+	tmp, err := t.OpenTmp() // its /tmp as it resolves it, inside its root
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
+	path, err := hsperf.Find(tmp.Path(), t.NSPID, t.UID)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w", attach.ErrPermission, pid, err)
+			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w", attach.ErrPermission, pid, tmp.ShownErr(err))
 		}
-		return fmt.Errorf("JVM %d has no hsperfdata file (started with -XX:-UsePerfData?): %w", pid, err)
+		return fmt.Errorf("JVM %d has no hsperfdata file (started with -XX:-UsePerfData?): %w", pid, tmp.ShownErr(err))
 	}
 	d, err := hsperf.ReadFile(ctx, path)
 	if d == nil {
-		return err
+		return tmp.ShownErr(err)
 	}
 	if werr := hsperf.WritePerfCounters(w, d); werr != nil {
 		return werr
 	}
-	return err
+	return tmp.ShownErr(err)
 }
 
 // finish prints a single result's notes and error and returns the exit status as an error.
