@@ -5,12 +5,35 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 )
 
 // SignalContext is the context a command runs under: SIGINT and SIGTERM cancel it (exit status 130).
+// The handler goes in in the background: os/signal's first Notify starts a thread of its own and waits
+// for it, 0.4 ms of a 6 ms gjcmd here, which the command's first steps (reading /proc, connecting)
+// need not wait for. A signal in that first moment ends the process as if it had no handler (killed by
+// the signal, status 128+n): what a SIGKILL at any moment does.
 func SignalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), stopSignals()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	installed := make(chan struct{})
+	go func() {
+		defer close(installed)
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, stopSignals()...)
+		go func() {
+			select {
+			case <-sigs:
+				cancel()
+			case <-ctx.Done():
+			}
+			signal.Stop(sigs)
+		}()
+	}()
+	return ctx, func() {
+		cancel()
+		<-installed
+	}
 }
 
 // IsUsage tells errors in the command line (UsageErrorf).
