@@ -3,9 +3,11 @@
 package attach_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -74,7 +76,8 @@ func TestAttach(t *testing.T) {
 			t.Fatal("listener already running before the first attach")
 		}
 		start := time.Now()
-		vm := dial(t, j.PID, nil)
+		var log bytes.Buffer
+		vm := dial(t, j.PID, &attach.Options{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		first := time.Since(start)
 		got := jcmdOut(t, vm, "VM.version")
 		want := jdkJcmd(t, jdk, j.PID, "VM.version")
@@ -89,7 +92,24 @@ func TestAttach(t *testing.T) {
 		if p := vm.Protocol(); p != wantProto {
 			t.Errorf("negotiated protocol %d, want %d", p, wantProto)
 		}
+		// Every JDK here has its release file: those before 24 get protocol 1 without a protocol 2
+		// request first (one connection less per gjcmd run).
+		if jdk.Feature < 24 && (!strings.Contains(log.String(), "by its release file") || strings.Contains(log.String(), "to protocol 2")) {
+			t.Errorf("JDK %d: protocol 1 not chosen from the release file:\n%s", jdk.Feature, log.String())
+		}
 		assertClean(t, j)
+
+		// Without the hint (no release file), a JVM before JDK 24 answers a protocol 2 request with
+		// an error and gets the operation again in protocol 1.
+		log.Reset()
+		vm1 := dial(t, j.PID, &attach.Options{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		attach.NoReleaseHint(vm1)
+		if got := jcmdOut(t, vm1, "VM.version"); got != want {
+			t.Errorf("VM.version negotiated without the hint:\n got %q\nwant %q", got, want)
+		}
+		if p := vm1.Protocol(); p != wantProto || jdk.Feature < 24 && !strings.Contains(log.String(), "to protocol 2") {
+			t.Errorf("negotiated without the hint: protocol %d, want %d; log:\n%s", p, wantProto, log.String())
+		}
 
 		// A second Dial finds the listener running.
 		vm2 := dial(t, j.PID, nil)

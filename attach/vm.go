@@ -30,6 +30,7 @@ type VM struct {
 	mu      sync.Mutex
 	proto   int  // negotiated protocol, ProtocolAuto until known
 	asOwner bool // connect with the target's effective ids (JDK 8 refuses root)
+	noHint  bool // negotiate without the release file's hint (tests of the negotiation)
 }
 
 // Options tune Dial. The zero value is what most callers want.
@@ -97,6 +98,16 @@ var errBadVersion = errors.New("protocol version not supported by the JVM")
 // *JVMError carrying the output (up to 1 MiB), and nothing is written to w.
 func (vm *VM) ExecuteTo(ctx context.Context, w io.Writer, op string, args ...string) error {
 	proto := vm.protocol()
+	if proto == ProtocolAuto {
+		// JDKs before 24 answer protocol 2 with an error: where the JVM's release file says it is one
+		// of them, protocol 1 at once saves that round trip. A JDK 24+ speaks both; a wrong hint from a
+		// file its user rewrote costs the default streaming mode (see Options.Streaming) at worst.
+		if f := vm.releaseFeature(); f > 0 && f < 24 {
+			vm.logf("JVM %d is JDK %d by its release file; using protocol 1", vm.Target.PID, f)
+			vm.setProtocol(ProtocolV1)
+			proto = ProtocolV1
+		}
+	}
 	if proto != ProtocolV1 {
 		var opts []string
 		if vm.opts.Streaming {
@@ -126,6 +137,16 @@ func (vm *VM) ExecuteTo(ctx context.Context, w io.Writer, op string, args ...str
 		return err
 	}
 	return vm.roundTrip(ctx, req, w, false)
+}
+
+func (vm *VM) releaseFeature() int {
+	vm.mu.Lock()
+	noHint := vm.noHint
+	vm.mu.Unlock()
+	if noHint {
+		return 0
+	}
+	return vm.Target.releaseFeature()
 }
 
 func (vm *VM) protocol() int {

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package attach
+
+func (t *Target) releaseFeature() int { return 0 }
