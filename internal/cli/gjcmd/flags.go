@@ -102,6 +102,13 @@ func (f *Flag) set(value string) error {
 // Flags are gjcmd's flags with their defaults, for the release tool's tree.
 func Flags() []Flag { return newGjcmd(nil, nil).flags() }
 
+// Parse reads a command line as gjcmd does: its flags, set from args, and the arguments after them.
+func Parse(args []string) ([]Flag, []string, error) {
+	g := newGjcmd(nil, nil)
+	rest, _, err := g.parse(args)
+	return g.flags(), rest, err
+}
+
 func newGjcmd(stdout, stderr io.Writer) *gjcmd {
 	return &gjcmd{stdout: stdout, stderr: stderr, attachTimeout: attach.DefaultAttachTimeout}
 }

@@ -1,22 +1,25 @@
 // Package gjcmdtree declares gjcmd's command line to cobra, for the release tool's completions and man
-// pages. gjcmd itself parses its command line without cobra (see package gjcmd); the tree runs gjcmd's
-// Main, so that both read one command line the same way (tested).
+// pages. gjcmd itself parses its command line without cobra (see package gjcmd); the tests check that
+// both read a command line the same way and print the same help.
 package gjcmdtree
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/jvmkit/jvmkit/internal/cli/gjcmd"
 	"github.com/jvmkit/jvmkit/internal/clitree"
-	"github.com/jvmkit/jvmkit/internal/cliutil"
 )
 
-// Command builds gjcmd's command tree: gjcmd's usage, help and flags; running it runs gjcmd.Main.
+// Command builds gjcmd's command tree: gjcmd's usage, help and flags, for generating documents (it has
+// cobra's help and --version; running it is an error: gjcmd.Main runs gjcmd).
 func Command(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:           gjcmd.Use,
@@ -25,31 +28,15 @@ func Command(stdout, stderr io.Writer) *cobra.Command {
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE: func(_ *cobra.Command, args []string) error {
-			if code := gjcmd.Main(args, stdout, stderr); code != 0 {
-				return cliutil.Exit(code)
-			}
-			return nil
+		RunE: func(*cobra.Command, []string) error {
+			return errors.New("gjcmd's cobra tree declares its command line for documents; gjcmd.Main runs it")
 		},
 	}
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
 	f := cmd.Flags()
-	f.SetInterspersed(false) // everything after the target belongs to the command (e.g. "VM.flags -all")
-	for _, fl := range gjcmd.Flags() {
-		switch v := fl.Value.(type) {
-		case *bool:
-			if fl.Name != "help" && fl.Name != "version" { // cobra adds its own
-				f.BoolVarP(v, fl.Name, fl.Short, *v, fl.Usage)
-			}
-		case *int:
-			f.IntVarP(v, fl.Name, fl.Short, *v, fl.Usage)
-		case *string:
-			f.StringVarP(v, fl.Name, fl.Short, *v, fl.Usage)
-		case *time.Duration:
-			f.DurationVarP(v, fl.Name, fl.Short, *v, fl.Usage)
-		default:
-			panic(fmt.Sprintf("gjcmd flag --%s: type %T", fl.Name, fl.Value))
-		}
-	}
+	f.SetInterspersed(false)                  // everything after the target belongs to the command (e.g. "VM.flags -all")
+	Bind(f, gjcmd.Flags(), "help", "version") // cobra adds its own --help and --version
 	clitree.FinishTree(cmd)
 	return cmd
 }
@@ -74,4 +61,25 @@ func CompletionScript(shell string) ([]byte, error) {
 		err = fmt.Errorf("no completion for shell %q", shell)
 	}
 	return b.Bytes(), err
+}
+
+// Bind declares flags to a pflag set, each bound to its Value, leaving out the names in skip.
+func Bind(f *pflag.FlagSet, flags []gjcmd.Flag, skip ...string) {
+	for _, fl := range flags {
+		if slices.Contains(skip, fl.Name) {
+			continue
+		}
+		switch v := fl.Value.(type) {
+		case *bool:
+			f.BoolVarP(v, fl.Name, fl.Short, *v, fl.Usage)
+		case *int:
+			f.IntVarP(v, fl.Name, fl.Short, *v, fl.Usage)
+		case *string:
+			f.StringVarP(v, fl.Name, fl.Short, *v, fl.Usage)
+		case *time.Duration:
+			f.DurationVarP(v, fl.Name, fl.Short, *v, fl.Usage)
+		default:
+			panic(fmt.Sprintf("gjcmd flag --%s: type %T", fl.Name, fl.Value))
+		}
+	}
 }
