@@ -53,9 +53,11 @@
 // Version 1 (every JDK): "1\0<op>\0<arg0>\0<arg1>\0<arg2>\0", exactly three arguments of at most 1024
 // bytes each (the JVM closes the connection without a reply otherwise, so [EncodeV1] checks first).
 // Version 2 (JDK 24+, JDK-8339289/JDK-8342995): "2\0<size>\0<op>[ <options>]\0(<arg>\0)*" with size the
-// byte count after its own NUL, up to 256 KiB; options "streaming=0|1" (JDK 25, JDK-8319055). Dial
-// negotiates by sending protocol 2 first: older JVMs answer 101 (ATTACH_ERROR_BADVERSION) at once and
-// the operation is repeated in protocol 1. The reply is a decimal status line and the output up to EOF.
+// byte count after its own NUL, up to 256 KiB; options "streaming=0|1" (JDK 25, JDK-8319055). The first
+// operation picks the protocol: protocol 1 at once when the `release` file of the Java home of the
+// target's executable (read inside its root) says JDK 23 or older; otherwise protocol 2, which older JVMs
+// answer with 101 (ATTACH_ERROR_BADVERSION) at once, and the operation is repeated in protocol 1. The
+// reply is a decimal status line and the output up to EOF.
 //
 // # Credentials
 //
