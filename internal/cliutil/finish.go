@@ -16,23 +16,21 @@ import (
 // the signal, status 128+n): what a SIGKILL at any moment does.
 func SignalContext() (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
 	installed := make(chan struct{})
 	go func() {
-		defer close(installed)
-		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, stopSignals()...)
-		go func() {
-			select {
-			case <-sigs:
-				cancel()
-			case <-ctx.Done():
-			}
-			signal.Stop(sigs)
-		}()
+		close(installed)
+		select {
+		case <-sigs:
+			cancel() // later signals are taken and dropped until stop, as signal.NotifyContext does
+		case <-ctx.Done():
+		}
 	}()
 	return ctx, func() {
 		cancel()
 		<-installed
+		signal.Stop(sigs)
 	}
 }
 

@@ -1,0 +1,46 @@
+package cliutil_test
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jvmkit/jvmkit/internal/cliutil"
+)
+
+// TestSignalContext: SIGINT and SIGTERM cancel the context, and a second one while the command ends is
+// taken too (the process lives), as with signal.NotifyContext.
+func TestSignalContext(t *testing.T) {
+	// SignalContext's handler goes in in the background; until it is in, the signal's default action
+	// would end this test binary. A handler of the test's own keeps the process alive meanwhile.
+	own := make(chan os.Signal, 16)
+	signal.Notify(own, unix.SIGINT, unix.SIGTERM)
+	defer signal.Stop(own)
+	for _, sig := range []unix.Signal{unix.SIGINT, unix.SIGTERM} {
+		ctx, stop := cliutil.SignalContext()
+		// Signal until the context ends (the handler is in by then), as a user who presses Ctrl-C again
+		// would.
+		tick := time.NewTicker(10 * time.Millisecond)
+		for ctx.Err() == nil {
+			if err := unix.Kill(unix.Getpid(), sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-ctx.Done():
+			case <-tick.C:
+			}
+		}
+		tick.Stop()
+		if err := unix.Kill(unix.Getpid(), sig); err != nil { // a second signal: taken, not fatal
+			t.Fatal(err)
+		}
+		stop()
+		if ctx.Err() != context.Canceled {
+			t.Errorf("%v: context %v", sig, ctx.Err())
+		}
+	}
+}
