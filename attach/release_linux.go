@@ -1,11 +1,11 @@
 package attach
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path"
 	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
@@ -21,18 +21,14 @@ func (t *Target) releaseFeature() int {
 	if err != nil || !path.IsAbs(exe) || strings.HasSuffix(exe, " (deleted)") {
 		return 0
 	}
-	fd, err := rootfs.Open(t.Root, path.Join(path.Dir(path.Dir(exe)), "release"), unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := rootfs.OpenRegular(t.Root, path.Join(path.Dir(path.Dir(exe)), "release"), "release")
 	if err != nil {
-		return 0
+		return 0 // missing, or a FIFO or device, which would block or never end
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return 0 // a FIFO or device would block or never end
-	}
+	defer f.Close()
 	var buf [4096]byte
-	n, err := unix.Pread(fd, buf[:], 0)
-	if err != nil {
+	n, err := io.ReadFull(f, buf[:])
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return 0
 	}
 	return ReleaseFeature(buf[:n])
