@@ -21,6 +21,7 @@ func TestApps(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	for _, kind := range testutil.Apps {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel() // two applications at a time: most of a start is waiting for the port
 			app := testutil.StartApp(t, kind, jdk, testutil.AppOptions{})
 			st, err := procfs.Default.Status(app.PID)
 			if err != nil {

@@ -361,6 +361,7 @@ func TestStartJVMAllIsolation(t *testing.T) {
 
 func TestWorkloads(t *testing.T) {
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time
 		demo := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Demo"})
 		busy := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy"})
 		names := threadNames(t, demo.PID)

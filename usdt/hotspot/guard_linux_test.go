@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -135,9 +136,13 @@ func flagOffWithin(t *testing.T, vm *vmstructs.JVM, since time.Time, d time.Dura
 func TestSwitchFlagsKilled(t *testing.T) {
 	testutil.MustHaveBPF(t)
 	bin := testutil.BuildTool(t, "cmd/jvmkit")
-	rng := rand.New(rand.NewPCG(testutil.Seed(t), 0))
+	seed := testutil.Seed(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		testutil.SkipWithoutProbes(t, jdk)
+		t.Parallel() // two JDKs at a time: the kills mostly wait for their random moments
+		h := fnv.New64a()
+		h.Write([]byte(jdk.Name()))
+		rng := rand.New(rand.NewPCG(seed, h.Sum64())) // each JDK's own points, repeated by the seed
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m"}})
 		pid := strconv.Itoa(j.PID)
 		vm, err := vmstructs.Open(context.Background(), j.PID)
