@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +27,13 @@ import (
 	"github.com/jvmkit/jvmkit/perfmap"
 )
 
-func TestMain(m *testing.M) { testutil.Main(m) }
+func TestMain(m *testing.M) {
+	// Three containers at a time (go test's default is GOMAXPROCS, two here): a container's commands
+	// mostly wait on podman, runc and the JVM's start, and the tier used about half of two cores at two.
+	// An explicit -test.parallel still wins.
+	_ = flag.Set("test.parallel", "3")
+	testutil.Main(m)
+}
 
 // tier is one JVM in a container and the means to question it.
 type tier struct {

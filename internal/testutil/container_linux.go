@@ -21,12 +21,15 @@ import (
 // filesystem (jdk21-trixie, jdk25-trixie): the real-container tier. $JVMKIT_TEST_JDKS narrows the JDKs when it
 // names some; "all" and "host" leave them all (the tier exists for these JDKs). It needs root, and podman with
 // runc for the podman kind; with CI set, a missing one (or a JDK that the set-up provides) fails the test.
+// The kinds run side by side (each kind's subtest is parallel); an f that calls t.Parallel lets the JDKs of
+// a kind do so too, up to go test's -parallel.
 func ForEachContainerJDK(t *testing.T, f func(t *testing.T, kind ContainerKind, jdk JDK)) {
 	t.Helper()
 	MustHaveRoot(t)
 	jdks := rootfsJDKs(t)
 	for _, kind := range ContainerKinds {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
 			for _, jdk := range jdks {
 				t.Run(jdk.Name(), func(t *testing.T) { f(t, kind, jdk) })
 			}
