@@ -279,6 +279,24 @@ func (c *conn) CloseWrite() error {
 	return c.control(func(fd int) error { return unix.Shutdown(fd, unix.SHUT_WR) })
 }
 
+// readNow reads what the socket holds now, without waiting: EAGAIN when it holds nothing yet, io.EOF at
+// the end of the reply.
+func (c *conn) readNow(p []byte) (int, error) {
+	var n int
+	err := c.control(func(fd int) error {
+		var err error
+		n, err = unix.Read(fd, p)
+		return err
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case n == 0 && len(p) > 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
 // control runs f on the socket's descriptor.
 func (c *conn) control(f func(fd int) error) error {
 	rc, err := c.SyscallConn()

@@ -258,6 +258,9 @@ func (vm *VM) startListener(ctx context.Context, tmp *Dir) error {
 		}
 	}
 
+	if vm.opts.BeforeStart != nil {
+		vm.opts.BeforeStart()
+	}
 	tr, err := t.createTrigger(tmp)
 	if err != nil {
 		return err

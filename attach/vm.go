@@ -45,6 +45,10 @@ type Options struct {
 	Streaming bool
 	// Logger receives debug diagnostics (trigger location, protocol, timings). Nil: none.
 	Logger *slog.Logger
+	// BeforeStart, when set, is called each time before attach starts the JVM's listener (creates the
+	// trigger file and signals the JVM), so that a caller can be ready to have it removed: gjcmd installs
+	// its SIGINT handler there when it had no reason to before.
+	BeforeStart func()
 }
 
 // Reply is the answer of the JVM to one operation.

@@ -44,3 +44,30 @@ func TestSignalContext(t *testing.T) {
 		}
 	}
 }
+
+// TestLazySignalContext: no handler until arm (stop without it ends the context at once); after arm, SIGINT
+// cancels the context; arm twice is arm once.
+func TestLazySignalContext(t *testing.T) {
+	own := make(chan os.Signal, 16) // the default action would end the test binary before arm
+	signal.Notify(own, unix.SIGINT)
+	defer signal.Stop(own)
+
+	ctx, _, stop := cliutil.LazySignalContext()
+	stop()
+	if ctx.Err() != context.Canceled {
+		t.Fatalf("unarmed, after stop: %v", ctx.Err())
+	}
+
+	ctx, arm, stop := cliutil.LazySignalContext()
+	defer stop()
+	arm()
+	arm()
+	if err := unix.Kill(unix.Getpid(), unix.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("armed: SIGINT did not cancel the context within 10 s")
+	}
+}

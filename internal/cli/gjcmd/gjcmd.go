@@ -54,8 +54,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, cliutil.VersionText("gjcmd"))
 		return cliutil.ExitOK
 	}
-	ctx, stop := cliutil.SignalContext()
+	ctx, arm, stop := cliutil.LazySignalContext()
 	defer stop()
+	g.arm = arm
 	return cliutil.Finish(ctx, "gjcmd", g.run(ctx, rest), stderr, g.usage)
 }
 
@@ -76,6 +77,9 @@ type gjcmd struct {
 	noCheck        bool
 	help           bool
 	version        bool
+	// arm puts in the SIGINT/SIGTERM handler (cliutil.LazySignalContext): at once, in the background,
+	// unless the request only reads (see readOnly); then only if attach has to start the listener.
+	arm func()
 }
 
 // request is what to do with each selected JVM.
@@ -103,6 +107,9 @@ func (g *gjcmd) run(ctx context.Context, args []string) error {
 	req, err := parseRequest(args[1:])
 	if err != nil {
 		return err
+	}
+	if !g.readOnly(req) {
+		go g.arm()
 	}
 	pids, err := jcmd.Select(ctx, args[0])
 	if err != nil {
@@ -217,7 +224,7 @@ func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) 
 		res.err = perfCounters(ctx, pid, w)
 		return res
 	}
-	opts := &attach.Options{AttachTimeout: g.attachTimeout, Protocol: g.protocol, Streaming: g.streaming}
+	opts := &attach.Options{AttachTimeout: g.attachTimeout, Protocol: g.protocol, Streaming: g.streaming, BeforeStart: g.arm}
 	if g.verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -374,6 +381,39 @@ func (e *checkError) Error() string { return e.err.Error() }
 func (e *checkError) Unwrap() error { return e.err }
 
 // writesFile tells the commands whose output names a file they wrote.
+// readOnly tells a request that changes nothing in the JVM and writes no file: a diagnostic command that
+// only prints, or PerfCounter.print. Interrupted, it has nothing to undo or to report, so gjcmd leaves
+// SIGINT and SIGTERM their default action (as jattach does) and saves os/signal's handler, a quarter of
+// a warm VM.version; if attach has to start the JVM's listener, the handler goes in first, so that an
+// interrupt still removes the trigger file.
+func (g *gjcmd) readOnly(req request) bool {
+	if g.output != "" || g.copyTo != "" {
+		return false
+	}
+	switch req.kind {
+	case "perfcounters":
+		return true
+	case "dcmd":
+		words, _ := jcmd.SplitLine(req.lines[0])
+		return len(words) > 0 && printsOnly(words[0])
+	}
+	return false
+}
+
+// printsOnly tells the diagnostic commands that, whatever their options, only print: they change no
+// setting of the JVM and write no file.
+func printsOnly(name string) bool {
+	switch name {
+	case "help", "VM.version", "VM.uptime", "VM.command_line", "VM.flags", "VM.system_properties", "VM.info",
+		"VM.dynlibs", "VM.classloader_stats", "VM.classloaders", "VM.class_hierarchy", "VM.metaspace",
+		"VM.stringtable", "VM.symboltable", "VM.events", "VM.print_touched_methods", "Thread.print",
+		"GC.heap_info", "Compiler.codecache", "Compiler.codelist", "Compiler.queue", "Compiler.directives_print",
+		"JFR.check", "System.map":
+		return true
+	}
+	return false
+}
+
 func writesFile(name string) bool {
 	switch name {
 	case "JFR.dump", "JFR.stop", "GC.heap_dump", "Compiler.perfmap", "Thread.dump_to_file",
