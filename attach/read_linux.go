@@ -98,26 +98,20 @@ func (vm *VM) drain(ctx context.Context, c *conn, rest []byte, w io.Writer) erro
 		sp.chunks = append(sp.chunks, append([]byte(nil), rest...))
 	}
 	buf := make([]byte, 64<<10)
-	for {
+	for ctx.Err() == nil { // cancelled: the reader's path says what became of the command
 		n, err := c.readNow(buf)
 		if n > 0 {
 			sp.chunks = append(sp.chunks, append([]byte(nil), buf[:n]...))
 			continue
 		}
-		if errors.Is(err, unix.EAGAIN) {
-			break // more to come: the reader goroutine waits for it
-		}
-		if isEOF(err) {
-			err = nil
+		if !isEOF(err) {
+			break // EAGAIN: more to come, which the reader goroutine waits for; an error: it reports it
 		}
 		var werr error
 		for _, chunk := range sp.chunks {
 			if werr == nil {
 				_, werr = w.Write(chunk)
 			}
-		}
-		if err != nil {
-			return fmt.Errorf("attach: read reply: %w", err)
 		}
 		return werr
 	}

@@ -108,9 +108,6 @@ func (g *gjcmd) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !g.readOnly(req) {
-		go g.arm()
-	}
 	pids, err := jcmd.Select(ctx, args[0])
 	if err != nil {
 		if errors.Is(err, jcmd.ErrNoMatch) {
@@ -118,6 +115,11 @@ func (g *gjcmd) run(ctx context.Context, args []string) error {
 			return cliutil.Exit(cliutil.ExitNoJVM)
 		}
 		return err
+	}
+	if !g.readOnly(req) || g.jsonOut || len(pids) > 1 {
+		// Interrupted, the command has something to undo or report: what it changed, or (buffered for
+		// several JVMs or JSON) the output it already has.
+		go g.arm()
 	}
 	if g.jsonOut || len(pids) > 1 {
 		return g.runBuffered(ctx, pids, req)
@@ -380,9 +382,9 @@ type checkError struct{ err error }
 func (e *checkError) Error() string { return e.err.Error() }
 func (e *checkError) Unwrap() error { return e.err }
 
-// writesFile tells the commands whose output names a file they wrote.
 // readOnly tells a request that changes nothing in the JVM and writes no file: a diagnostic command that
-// only prints, or PerfCounter.print. Interrupted, it has nothing to undo or to report, so gjcmd leaves
+// only prints, or PerfCounter.print, for one JVM and without --json (buffered output is printed at the end,
+// and an interrupt must not lose it). Interrupted, it has nothing to undo or to report, so gjcmd leaves
 // SIGINT and SIGTERM their default action (as jattach does) and saves os/signal's handler, a quarter of
 // a warm VM.version; if attach has to start the JVM's listener, the handler goes in first, so that an
 // interrupt still removes the trigger file.
@@ -408,12 +410,13 @@ func printsOnly(name string) bool {
 		"VM.dynlibs", "VM.classloader_stats", "VM.classloaders", "VM.class_hierarchy", "VM.metaspace",
 		"VM.stringtable", "VM.symboltable", "VM.events", "VM.print_touched_methods", "Thread.print",
 		"GC.heap_info", "Compiler.codecache", "Compiler.codelist", "Compiler.queue", "Compiler.directives_print",
-		"JFR.check", "System.map":
+		"System.map":
 		return true
 	}
 	return false
 }
 
+// writesFile tells the commands whose output names a file they wrote.
 func writesFile(name string) bool {
 	switch name {
 	case "JFR.dump", "JFR.stop", "GC.heap_dump", "Compiler.perfmap", "Thread.dump_to_file",
