@@ -143,13 +143,14 @@ func (c *Client) StopJFR(ctx context.Context, name, filename string) (*File, err
 	return withNotes(c.writtenFile(ctx, out, filename, "JFR.stop"))(notes)
 }
 
-// CheckJFR lists recordings (JFR.check); name selects one.
+// CheckJFR lists recordings (JFR.check); name selects one. As JFR's first use in a JVM, it goes through the
+// repository guard of PrepareWrites like the other JFR commands.
 func (c *Client) CheckJFR(ctx context.Context, name string) ([]Recording, error) {
 	var b lineBuilder
 	b.cmd("JFR.check")
 	b.str("name", name)
 	b.str("verbose", "true")
-	out, err := b.run(ctx, c, false)
+	out, _, err := c.runWriting(ctx, &b, false)
 	if err != nil {
 		return nil, err
 	}
@@ -255,15 +256,3 @@ func (b *lineBuilder) quoted(v string) {
 }
 
 func (b *lineBuilder) line() (string, error) { return strings.Join(b.parts, " "), b.err }
-
-// run sends the rendered line, checked against the JVM's help first when checked is set.
-func (b *lineBuilder) run(ctx context.Context, c *Client, checked bool) (string, error) {
-	line, err := b.line()
-	if err != nil {
-		return "", err
-	}
-	if checked {
-		return c.RunChecked(ctx, line)
-	}
-	return c.Run(ctx, line)
-}

@@ -12,66 +12,103 @@ import (
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
 
-// TestJFRRepositoryNotPlanted: a JVM's first disk recording makes its JFR repository,
-// <tmpdir>/<yyyy_MM_dd_HH_mm_ss>_<pid>, and JFR takes a symbolic link planted at that name. Another user
-// (nobody) plants links to a directory of theirs at the names of the coming minute in /tmp; JFR.start
-// through the client must leave that directory alone and make the repository in a private directory
-// of the JVM's user. A JVM whose java.io.tmpdir only its user can write keeps its repository there.
+// plantRepositoryLinks has another user (nobody) plant symbolic links at the names JFR gives the
+// repository of JVM pid in /tmp, <yyyy_MM_dd_HH_mm_ss>_<pid>, for the coming minute (and the last seconds,
+// for a clock read a little earlier), pointing to an empty directory of theirs, which it returns.
+func plantRepositoryLinks(t *testing.T, pid int) string {
+	t.Helper()
+	theirs := filepath.Join(t.TempDir(), "theirs")
+	if err := os.Mkdir(theirs, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(filepath.Dir(theirs), 0o755)
+	now := time.Now()
+	for s := -3; s < 60; s++ {
+		for _, tz := range []*time.Location{time.UTC, time.Local} {
+			link := fmt.Sprintf("/tmp/%s_%d", now.Add(time.Duration(s)*time.Second).In(tz).Format("2006_01_02_15_04_05"), pid)
+			if err := os.Symlink(theirs, link); err != nil && !os.IsExist(err) {
+				t.Fatal(err)
+			}
+			if err := os.Lchown(link, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.Remove(link) })
+		}
+	}
+	return theirs
+}
+
+// TestJFRRepositoryNotPlanted: JFR's first use in a JVM, any JFR command but JFR.configure, sets up its
+// repository in java.io.tmpdir: it makes <yyyy_MM_dd_HH_mm_ss>_<pid> there, takes a symbolic link planted
+// at that name, and deletes the directory it points to again (and a disk recording writes there). Another
+// user (nobody) plants links to an empty directory of theirs at the names of the coming minute in /tmp.
+//   - Sent raw (VM.Jcmd, no guard), JFR.check has the JVM delete that directory: the hazard is real
+//     (JDK 17 and later; JDK 11's JFR.check sets nothing up).
+//   - Through the client, JFR.start, JFR.check and JFR.start disk=false leave it alone and set the
+//     repository up in a private directory of the JVM's user, with a note.
+//
+// A JVM whose java.io.tmpdir only its user can write keeps its repository there.
 func TestJFRRepositoryNotPlanted(t *testing.T) {
 	testutil.MustHaveRoot(t)
 	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		t.Run("shared tmpdir", func(t *testing.T) {
+		want := fmt.Sprintf("/tmp/jvmkit-jfr-%d", os.Geteuid())
+		t.Run("unguarded", func(t *testing.T) {
 			j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-Djava.io.tmpdir=/tmp"}})
-			theirs := filepath.Join(t.TempDir(), "theirs")
-			if err := os.Mkdir(theirs, 0o777); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Chown(theirs, 65534, 65534); err != nil {
-				t.Fatal(err)
-			}
-			_ = os.Chmod(filepath.Dir(theirs), 0o755)
-			// The names of the coming minute (and the last seconds, for a clock read a little earlier).
-			now := time.Now()
-			for s := -3; s < 60; s++ {
-				for _, tz := range []*time.Location{time.UTC, time.Local} {
-					link := fmt.Sprintf("/tmp/%s_%d", now.Add(time.Duration(s)*time.Second).In(tz).Format("2006_01_02_15_04_05"), j.PID)
-					if err := os.Symlink(theirs, link); err != nil && !os.IsExist(err) {
-						t.Fatal(err)
-					}
-					if err := os.Lchown(link, 65534, 65534); err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { _ = os.Remove(link) })
-				}
-			}
+			theirs := plantRepositoryLinks(t, j.PID)
 			c := dialClient(t, j.PID)
-			var out strings.Builder
-			notes, err := c.RunWriting(ctx, &out, "JFR.start name=planted")
-			if err != nil || !strings.Contains(out.String(), "Started recording") {
-				t.Fatalf("JFR.start: %v\n%s", err, out.String())
+			if _, err := c.VM.Jcmd(ctx, "JFR.check"); err != nil {
+				t.Fatalf("JFR.check: %v", err)
 			}
-			defer func() { _, _ = c.Run(ctx, "JFR.stop name=planted") }()
-			want := fmt.Sprintf("/tmp/jvmkit-jfr-%d", os.Geteuid())
-			if len(notes) != 1 || !strings.Contains(notes[0], want) {
-				t.Errorf("notes %q, want one naming %s", notes, want)
+			_, err := os.Stat(theirs)
+			switch {
+			case jdk.Feature < 17: // JDK 11's JFR.check sets up no repository (measured): the guard only costs a round trip
+				if err != nil {
+					t.Errorf("raw JFR.check on %s removed the planted links' directory (%v): JDK 11 did not", jdk, err)
+				}
+			case !os.IsNotExist(err):
+				t.Errorf("raw JFR.check through a planted link: the directory it points to is still there (%v); the guard's premise no longer holds on %s", err, jdk)
 			}
-			conf, err := c.Run(ctx, "JFR.configure")
-			if err != nil || !strings.Contains(conf, "Repository path: "+want+"/") {
-				t.Errorf("JFR.configure after JFR.start: %v\n%s", err, conf)
-			}
-			if entries, err := os.ReadDir(theirs); err != nil || len(entries) != 0 {
-				t.Errorf("the planted links' directory: %v, %v (want it there and empty)", entries, err)
-			}
-			// A second recording finds the repository set and changes nothing.
-			out.Reset()
-			notes, err = c.RunWriting(ctx, &out, "JFR.start name=second")
-			if err != nil || len(notes) != 0 {
-				t.Errorf("second JFR.start: %v, notes %q\n%s", err, notes, out.String())
-			}
-			_, _ = c.Run(ctx, "JFR.stop name=second")
 		})
+		for _, tc := range []struct{ line, recording string }{
+			{"JFR.start name=planted", "planted"}, {"JFR.check", ""}, {"JFR.start name=memory disk=false", "memory"},
+		} {
+			line := tc.line
+			t.Run("shared tmpdir/"+line, func(t *testing.T) {
+				j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-Djava.io.tmpdir=/tmp"}})
+				theirs := plantRepositoryLinks(t, j.PID)
+				c := dialClient(t, j.PID)
+				var out strings.Builder
+				notes, err := c.RunWriting(ctx, &out, line)
+				if err != nil || (strings.HasPrefix(line, "JFR.start") && !strings.Contains(out.String(), "Started recording")) {
+					t.Fatalf("%s: %v\n%s", line, err, out.String())
+				}
+				if tc.recording != "" {
+					defer func() { _, _ = c.Run(ctx, "JFR.stop name="+tc.recording) }()
+				}
+				if len(notes) != 1 || !strings.Contains(notes[0], want) {
+					t.Errorf("notes %q, want one naming %s", notes, want)
+				}
+				conf, err := c.Run(ctx, "JFR.configure")
+				if err != nil || !strings.Contains(conf, "Repository path: "+want+"/") {
+					t.Errorf("JFR.configure after %s: %v\n%s", line, err, conf)
+				}
+				if entries, err := os.ReadDir(theirs); err != nil || len(entries) != 0 {
+					t.Errorf("the planted links' directory: %v, %v (want it there and empty)", entries, err)
+				}
+				// A second recording finds the repository set and changes nothing.
+				out.Reset()
+				notes, err = c.RunWriting(ctx, &out, "JFR.start name=second")
+				if err != nil || len(notes) != 0 {
+					t.Errorf("second JFR.start: %v, notes %q\n%s", err, notes, out.String())
+				}
+				_, _ = c.Run(ctx, "JFR.stop name=second")
+			})
+		}
 		t.Run("private tmpdir", func(t *testing.T) {
 			tmp := t.TempDir() // root's, mode 0700
 			j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-Djava.io.tmpdir=" + tmp}})

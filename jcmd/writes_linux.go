@@ -31,8 +31,21 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 		return nil, nil // the JVM answers such a line itself, and writes nothing
 	}
 	name, args := words[0], words[1:]
+	ws := &Writes{}
+	if setsUpJFR(name) {
+		note, err := c.guardJFRRepository(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			ws.Notes = append(ws.Notes, note)
+		}
+	}
 	if !mayWrite(name, args) {
-		return nil, nil
+		if len(ws.Notes) == 0 {
+			return nil, nil
+		}
+		return ws, nil
 	}
 	// The JVM's description of the command tells its arguments apart, and that it has the command at
 	// all: nothing is prepared for a command the JVM refuses (JDK 11 has no Compiler.perfmap).
@@ -49,16 +62,6 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 	planned, err := plannedWrites(name, args, cmd, feature, c.Target().NSPID)
 	if err != nil {
 		return nil, err
-	}
-	ws := &Writes{}
-	if name == "JFR.start" && cmd != nil {
-		note, err := c.guardJFRRepository(ctx, args)
-		if err != nil {
-			return nil, err
-		}
-		if note != "" {
-			ws.Notes = append(ws.Notes, note)
-		}
 	}
 	if len(planned) == 0 {
 		if len(ws.Notes) == 0 {
@@ -262,30 +265,34 @@ func (c *Client) PerfMapData(ctx context.Context) ([]byte, *File, error) {
 // perfMapPrefix names the files PerfMapData has a JDK 22+ JVM write its map into.
 const perfMapPrefix = ".jvmkit-perfmap-"
 
-// guardJFRRepository keeps JFR.start from making the JVM's JFR repository where another user can put
-// something in its way. A JVM's first disk recording creates the repository, a directory named
-// <yyyy_MM_dd_HH_mm_ss>_<pid>, in java.io.tmpdir (jdk.jfr's Repository): JFR takes whatever is at that
-// name if it is a directory, a symbolic link to one included (Files.isDirectory follows links),
-// deletes the first one it makes again (through the link: another user's choice of an empty directory
-// goes), then writes its chunks there. A user who plants links at the names of the coming seconds gets
-// the recording (environment, properties, arguments) or has the JVM delete or create files where the
-// links point. Measured on JDK 17: a planted link made the JVM, run as root, delete the directory it
-// pointed to.
+// setsUpJFR tells the commands whose first use in a JVM sets JFR up, and with it the base of its disk
+// repository: every JFR command but JFR.configure, which only prints or sets that base. (jdk.jfr's
+// PlatformRecorder, made by the first of them, calls Repository.ensureRepository, disk recording or not.)
+func setsUpJFR(name string) bool {
+	return strings.HasPrefix(name, "JFR.") && name != "JFR.configure"
+}
+
+// guardJFRRepository keeps a JFR command (setsUpJFR) from having the JVM make its JFR repository where
+// another user can put something in its way. JFR's first use in a JVM, any JFR command but
+// JFR.configure (JFR.check and a JFR.start with disk=false too), sets the repository's base to
+// java.io.tmpdir and probes it: it makes a directory named <yyyy_MM_dd_HH_mm_ss>_<pid> there (jdk.jfr's
+// Repository.setBasePath), takes whatever is at that name if it is a directory, a symbolic link to one
+// included (Files.isDirectory follows links), and deletes it again through its real path: another
+// user's choice of an empty directory goes. The first disk recording makes it once more and writes its
+// chunks there. A user who plants links at the names of the coming seconds gets the recording
+// (environment, properties, arguments) or has the JVM delete or create files where the links point.
+// Measured on JDK 17: a planted link made the JVM, run as root, delete the directory it pointed to.
 //
 // So when the JVM has no repository yet (JFR.configure says "Repository path: N/A"; a base set on the
-// command line or by JFR.configure shows a path) and its java.io.tmpdir is a directory other users can
-// write in, the base is first set to a directory of the JVM's user that nobody else can write in,
-// <tmpdir>/jvmkit-jfr-<uid> (JFR.configure repositorypath=), where JFR makes its repository. It returns a
-// note saying so, or "" when nothing was needed. disk=false recordings have no repository.
-func (c *Client) guardJFRRepository(ctx context.Context, args []string) (string, error) {
-	for _, a := range args {
-		if a == "disk=false" {
-			return "", nil
-		}
-	}
+// command line, by JFR.configure or by an earlier use of JFR shows a path) and its java.io.tmpdir is a
+// directory other users can write in, the base is first set to a directory of the JVM's user that nobody
+// else can write in, <tmpdir>/jvmkit-jfr-<uid> (JFR.configure repositorypath=), where JFR makes its
+// repository. It returns a note saying so, or "" when nothing was needed. name is the command, for
+// messages.
+func (c *Client) guardJFRRepository(ctx context.Context, name string) (string, error) {
 	out, err := c.Run(ctx, "JFR.configure")
 	if err != nil {
-		return "", nil // JFR.start reports what is wrong with JFR
+		return "", nil // the command itself reports what is wrong with JFR
 	}
 	if repo, ok := jfrRepositoryPath(out); !ok || repo != "N/A" {
 		return "", nil
@@ -302,8 +309,8 @@ func (c *Client) guardJFRRepository(ctx context.Context, args []string) (string,
 	t := c.Target()
 	dir, err := pr.MakePrivateDir(strings.TrimSuffix(tmp, "/"), "jvmkit-jfr-"+strconv.Itoa(t.UID))
 	if err != nil {
-		return "", fmt.Errorf("%w: JFR.start: JVM %d has no JFR repository yet and would make one in %s, where other users can put a link in its way, and no private directory could be made there for it: %w; set one first: JFR.configure repositorypath=<a directory only uid %d can write>",
-			attach.ErrPermission, t.PID, tmp, err, t.UID)
+		return "", fmt.Errorf("%w: %s: JVM %d has no JFR repository yet and would make one in %s, where other users can put a link in its way, and no private directory could be made there for it: %w; set one first: JFR.configure repositorypath=<a directory only uid %d can write>",
+			attach.ErrPermission, name, t.PID, tmp, err, t.UID)
 	}
 	var b lineBuilder
 	b.cmd("JFR.configure")
@@ -314,11 +321,11 @@ func (c *Client) guardJFRRepository(ctx context.Context, args []string) (string,
 	}
 	out, err = c.Run(ctx, line)
 	if err != nil {
-		return "", fmt.Errorf("jcmd: JFR.start: set JFR's repository to %s first: %w", dir, err)
+		return "", fmt.Errorf("jcmd: %s: set JFR's repository to %s first: %w", name, dir, err)
 	}
 	if repo, ok := jfrRepositoryPath(out); !ok || !strings.HasPrefix(repo, strings.TrimSuffix(dir, "/")+"/") {
-		return "", fmt.Errorf("%w: JFR.start: JVM %d did not take %s as its JFR repository (%s); not starting a recording that would make one in %s",
-			attach.ErrPermission, t.PID, dir, strings.TrimSpace(out), tmp)
+		return "", fmt.Errorf("%w: %s: JVM %d did not take %s as its JFR repository (%s); not running a JFR command that would make one in %s",
+			attach.ErrPermission, name, t.PID, dir, strings.TrimSpace(out), tmp)
 	}
 	return fmt.Sprintf("JFR's repository is in %s, not in %s: every user can write in %s, and JFR takes a link planted at the name it makes there", dir, tmp, tmp), nil
 }
