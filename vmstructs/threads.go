@@ -352,7 +352,13 @@ func (j *JVM) smrThreadList(l *threadLayout) (list uint64, ptrs []uint64, err er
 		if err != nil {
 			return 0, nil, fmt.Errorf("vmstructs: threads: read ThreadsSMRSupport::_java_thread_list: %w", err)
 		}
-		if again != list {
+		// The same address is not proof of the same list: a list freed under the reader and a new one
+		// allocated in its place (malloc reuses a chunk of that size at once under thread churn) read
+		// as one, its length of one and its elements of another (seen: 132 stable threads of 20). So
+		// the length and the array are read again too, and the elements must be distinct threads.
+		n2, err2 := j.get(list, l.length)
+		arr2, err3 := j.get(list, l.array)
+		if again != list || err2 != nil || err3 != nil || n2 != n || arr2 != arr {
 			lastErr = fmt.Errorf("vmstructs: threads: the thread list kept changing")
 			continue
 		}
@@ -360,9 +366,25 @@ func (j *JVM) smrThreadList(l *threadLayout) (list uint64, ptrs []uint64, err er
 		for i := range ptrs {
 			ptrs[i] = leUint(b, uint64(i)*8, 8)
 		}
+		if !distinctThreads(ptrs) {
+			lastErr = fmt.Errorf("vmstructs: threads: the thread list kept changing (a list read while it was replaced)")
+			continue
+		}
 		return list, ptrs, nil
 	}
 	return 0, nil, lastErr
+}
+
+// distinctThreads tells whether ptrs can be a ThreadsList: no null and no JavaThread twice.
+func distinctThreads(ptrs []uint64) bool {
+	seen := make(map[uint64]bool, len(ptrs))
+	for _, p := range ptrs {
+		if p == 0 || seen[p] {
+			return false
+		}
+		seen[p] = true
+	}
+	return true
 }
 
 // linkedThreadList reads JDK 11's Threads::_thread_list, linked through JavaThread::_next. Threads
