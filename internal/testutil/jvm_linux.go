@@ -463,6 +463,11 @@ func (j *JVM) removeLeftovers(diedOnItsOwn bool) []error {
 			errs = appendErr(errs, os.Remove(j.hsperf.path))
 		}
 	}
+	if !j.opts.Namespace && j.opts.Container == "" {
+		// The perf map's lock (jcmd.LockMap) outlives its holders by design; left for a pid that a later
+		// JVM reuses, it reads as that JVM's leftover.
+		errs = appendErr(errs, j.removeIfNewer(fmt.Sprintf("/tmp/.perf-%d.map.lock", j.PID), unix.S_IFREG, -1))
+	}
 	if !diedOnItsOwn {
 		return errs
 	}
