@@ -622,6 +622,32 @@ func testMaps(t *testing.T, tl tools, app *testutil.App) {
 	t.Logf("maps: Compiler.perfmap %d entries, gjmaps %d, %d equal (%.2f%%); some that differ: %q", len(want), len(got), same, 100*share, differ)
 	record(rowID{app.Kind, app.JDK}, "gjmaps vs Compiler.perfmap: entries equal", pct(share),
 		fmt.Sprintf("Compiler.perfmap: %d entries", len(want)), "")
+	if share < 0.99 {
+		// Seen once (Tomcat, JDK 17, ZGC: 49% of 5358), not reproduced in 6 rounds on the same set-up:
+		// what would tell a torn read from a skipped code heap.
+		var lo, hi uint64
+		for k := range want {
+			if !got[k] {
+				a, _ := strconv.ParseUint(strings.Fields(k)[0], 16, 64)
+				if lo == 0 || a < lo {
+					lo = a
+				}
+				hi = max(hi, a)
+			}
+		}
+		_ = os.Remove(path)
+		out, err := exec.Command(tl.gjmaps, "-p", pid, "--strategy", "vmstructs", "--json").CombinedOutput()
+		data, _ := os.ReadFile(path)
+		again := perfMapEntries(data)
+		same2 := 0
+		for k := range want {
+			if again[k] {
+				same2++
+			}
+		}
+		t.Logf("missing entries between %#x and %#x; gjmaps again (%v): %d entries, %d of Compiler.perfmap's\n%s",
+			lo, hi, err, len(again), same2, out)
+	}
 	// The code cache moves between the two snapshots (compilations still queued when the load stopped).
 	check(t, "maps.equal", share >= 0.99, "%.2f%% of Compiler.perfmap's entries are in gjmaps' map, want ≥ 99%%", 100*share)
 }
