@@ -37,7 +37,8 @@ against JVMs of other users.
 
 Exit status: 0 ok, 1 the JVM reported a failure, 2 usage, 3 no such JVM or not HotSpot,
 4 permission denied, 5 attach listener not available (timeout, JVM stopped, attach disabled),
-130 interrupted.`
+130 interrupted (a command that only prints, for one JVM, is simply ended by SIGINT or SIGTERM,
+as jattach is: nothing to undo or report).`
 )
 
 // Flag is one of gjcmd's flags, as the release tool declares it to cobra. Value points into a gjcmd's
