@@ -32,7 +32,7 @@ func TestReadOnly(t *testing.T) {
 		{args: []string{"VM.set_flag", "PrintGC", "true"}, want: false},
 		{args: []string{"VM.log", "output=/tmp/x"}, want: false},
 		{args: []string{"properties"}, want: false}, // raw operations keep it
-		{args: []string{"-f", file}, want: false}, // even of commands that only print: one handler for all
+		{args: []string{"-f", file}, want: false},   // even of commands that only print: one handler for all
 	} {
 		g := &gjcmd{output: tc.output, copyTo: tc.copyTo}
 		req, err := parseRequest(tc.args)
