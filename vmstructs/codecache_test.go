@@ -266,7 +266,9 @@ func TestCodeCache(t *testing.T) {
 				if b.Kind != KindNMethod || misses <= 10 {
 					t.Logf("FindBlob(%#x) in %s %q: %+v, %v", pc, b.Kind, b.Label(), got, err)
 				}
-				if b.Kind != KindNMethod && b.Kind != KindNativeNMethod {
+				// C2 frees and reallocates its compiler threads' scratch buffers when a compilation needs a
+				// larger one (Compile::init_scratch_buffer_blob): like nmethods, they may go meanwhile.
+				if b.Kind != KindNMethod && b.Kind != KindNativeNMethod && b.Label() != "Compile::scratch_buffer" {
 					t.Errorf("FindBlob missed a %s, which never moves", b.Kind)
 				}
 			}
