@@ -98,41 +98,23 @@ func (vm *VM) drain(ctx context.Context, c *conn, rest []byte, w io.Writer) erro
 		sp.chunks = append(sp.chunks, append([]byte(nil), rest...))
 	}
 	buf := make([]byte, 64<<10)
-	for ctx.Err() == nil { // cancelled: the reader's path says what became of the command
+	ended := false
+	for !ended && ctx.Err() == nil { // cancelled: the reader's path says what became of the command
 		n, err := c.readNow(buf)
-		if n > 0 {
+		switch {
+		case n > 0:
 			sp.chunks = append(sp.chunks, append([]byte(nil), buf[:n]...))
 			continue
+		case isEOF(err):
+			ended = true
+			sp.close(nil)
+			continue
 		}
-		if !isEOF(err) {
-			break // EAGAIN: more to come, which the reader goroutine waits for; an error: it reports it
-		}
-		var werr error
-		for _, chunk := range sp.chunks {
-			if werr == nil {
-				_, werr = w.Write(chunk)
-			}
-		}
-		return werr
+		break // EAGAIN: more to come, which the reader goroutine waits for; an error: it reports it
 	}
-	go func() {
-		var err error
-		for {
-			var n int
-			n, err = vm.read(ctx, c, buf)
-			if n > 0 {
-				sp.put(buf[:n])
-				buf = make([]byte, 64<<10)
-			}
-			if err != nil {
-				break
-			}
-		}
-		if isEOF(err) {
-			err = nil
-		}
-		sp.close(err)
-	}()
+	if !ended {
+		go vm.fill(ctx, c, &sp, buf)
+	}
 	var werr error
 	for {
 		chunk, ok := sp.get()
@@ -147,6 +129,27 @@ func (vm *VM) drain(ctx context.Context, c *conn, rest []byte, w io.Writer) erro
 		return sp.err
 	}
 	return werr
+}
+
+// fill reads the rest of the reply into sp as fast as the socket gives it, into buf first, and closes
+// sp at its end.
+func (vm *VM) fill(ctx context.Context, c *conn, sp *spool, buf []byte) {
+	var err error
+	for {
+		var n int
+		n, err = vm.read(ctx, c, buf)
+		if n > 0 {
+			sp.put(buf[:n])
+			buf = make([]byte, 64<<10)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if isEOF(err) {
+		err = nil
+	}
+	sp.close(err)
 }
 
 // spool is an unbounded FIFO of byte chunks between the socket reader and the output writer.
