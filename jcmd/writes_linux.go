@@ -42,10 +42,7 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 		}
 	}
 	if !mayWrite(name, args) {
-		if len(ws.Notes) == 0 {
-			return nil, nil
-		}
-		return ws, nil
+		return ws.notesOnly(), nil
 	}
 	// The JVM's description of the command tells its arguments apart, and that it has the command at
 	// all: nothing is prepared for a command the JVM refuses (JDK 11 has no Compiler.perfmap).
@@ -64,10 +61,7 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 		return nil, err
 	}
 	if len(planned) == 0 {
-		if len(ws.Notes) == 0 {
-			return nil, nil
-		}
-		return ws, nil
+		return ws.notesOnly(), nil
 	}
 	for _, w := range planned {
 		if w.path == "/tmp/perf-"+strconv.Itoa(c.Target().NSPID)+".map" {
@@ -102,6 +96,14 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 		}
 	}
 	return ws, nil
+}
+
+// notesOnly is ws when it has notes to pass on (and nothing else to prepare), else nil: nothing to do.
+func (ws *Writes) notesOnly() *Writes {
+	if len(ws.Notes) == 0 {
+		return nil
+	}
+	return ws
 }
 
 // prepareErr explains a path that cannot be prepared.
