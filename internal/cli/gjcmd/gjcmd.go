@@ -383,8 +383,8 @@ func (e *checkError) Error() string { return e.err.Error() }
 func (e *checkError) Unwrap() error { return e.err }
 
 // readOnly tells a request that changes nothing in the JVM and writes no file: a diagnostic command that
-// only prints, or PerfCounter.print, for one JVM and without --json (buffered output is printed at the end,
-// and an interrupt must not lose it). Interrupted, it has nothing to undo or to report, so gjcmd leaves
+// only prints, or PerfCounter.print (run also wants one JVM and no --json: buffered output is printed at
+// the end, and an interrupt must not lose it). Interrupted, it has nothing to undo or to report, so gjcmd leaves
 // SIGINT and SIGTERM their default action (as jattach does) and saves os/signal's handler, a quarter of
 // a warm VM.version; if attach has to start the JVM's listener, the handler goes in first, so that an
 // interrupt still removes the trigger file.
