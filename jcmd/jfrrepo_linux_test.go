@@ -47,8 +47,8 @@ func plantRepositoryLinks(t *testing.T, pid int) string {
 // user (nobody) plants links to an empty directory of theirs at the names of the coming minute in /tmp.
 //   - Sent raw (VM.Jcmd, no guard), JFR.check has the JVM delete that directory: the hazard is real
 //     (JDK 17 and later; JDK 11's JFR.check sets nothing up).
-//   - Through the client, JFR.start, JFR.check and JFR.start disk=false leave it alone and set the
-//     repository up in a private directory of the JVM's user, with a note.
+//   - Through the client, JFR.start, JFR.check (two runs at once) and JFR.start disk=false leave it alone
+//     and set the repository up in a private directory of the JVM's user, with a note.
 //
 // A JVM whose java.io.tmpdir only its user can write keeps its repository there.
 func TestJFRRepositoryNotPlanted(t *testing.T) {
@@ -83,7 +83,36 @@ func TestJFRRepositoryNotPlanted(t *testing.T) {
 				theirs := plantRepositoryLinks(t, j.PID)
 				c := dialClient(t, j.PID)
 				var out strings.Builder
-				notes, err := c.RunWriting(ctx, &out, line)
+				var notes []string
+				var err error
+				if tc.recording == "" {
+					// Two runs at once, as two users' gjcmd could: each may find no repository yet, both
+					// guard, neither may have JFR set one up in /tmp, and at least one says where it went.
+					var other strings.Builder
+					var otherNotes []string
+					var otherErr error
+					oc := dialClient(t, j.PID)
+					done := make(chan struct{})
+					go func() {
+						defer close(done)
+						otherNotes, otherErr = oc.RunWriting(ctx, &other, line)
+					}()
+					notes, err = c.RunWriting(ctx, &out, line)
+					<-done
+					if otherErr != nil {
+						t.Fatalf("%s, run beside another: %v\n%s", line, otherErr, other.String())
+					}
+					for _, n := range otherNotes {
+						if !strings.Contains(n, want) {
+							t.Errorf("the other run's note %q does not name %s", n, want)
+						}
+					}
+					if len(notes) == 0 {
+						notes = otherNotes
+					}
+				} else {
+					notes, err = c.RunWriting(ctx, &out, line)
+				}
 				if err != nil || (strings.HasPrefix(line, "JFR.start") && !strings.Contains(out.String(), "Started recording")) {
 					t.Fatalf("%s: %v\n%s", line, err, out.String())
 				}

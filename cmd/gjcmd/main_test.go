@@ -456,36 +456,81 @@ func TestOpenJ9Refused(t *testing.T) {
 }
 
 // TestInterrupt: SIGINT while waiting for a listener that never comes exits 130 and removes the
-// trigger file.
+// trigger file; so do two runs waiting on the same JVM, interrupted at once (the second shares the
+// first's trigger file, which must go when both have gone).
 func TestInterrupt(t *testing.T) {
 	jdk := testutil.JDK17(t)
 	// No hsperfdata, so the disabled attach mechanism cannot be seen up front: gjcmd has to wait.
 	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-XX:-UsePerfData", "-XX:+DisableAttachMechanism"}})
-	cmd := exec.Command(gjcmdBin, strconv.Itoa(j.PID), "VM.version")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	trigger := filepath.Join(fmt.Sprintf("/proc/%d/cwd", j.PID), ".attach_pid"+strconv.Itoa(j.NSPID))
-	for range 200 {
-		if _, err := os.Lstat(trigger); err == nil {
-			break
+	for _, runs := range []int{1, 2} {
+		cmds := make([]*exec.Cmd, runs)
+		stderr := make([]lockedBuffer, runs)
+		for i := range cmds {
+			// VM.version only prints, the listener is not up: the handler goes in before the trigger.
+			// --json arms it from the start. -v logs the trigger once it is there (the run is waiting).
+			args := []string{"-v", strconv.Itoa(j.PID), "VM.version"}
+			if i == 1 {
+				args = append([]string{"--json"}, args...)
+			}
+			cmds[i] = exec.Command(gjcmdBin, args...)
+			cmds[i].Stderr = &stderr[i]
+			if err := cmds[i].Start(); err != nil {
+				t.Fatal(err)
+			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) { // poll, bounded
+			waiting := 0
+			for i := range stderr {
+				if strings.Contains(stderr[i].String(), "trigger") {
+					waiting++
+				}
+			}
+			if waiting == runs {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d runs: %d waiting on the trigger after 10 s", runs, waiting)
+			}
+		}
+		if _, err := os.Lstat(trigger); err != nil {
+			t.Fatalf("%d runs: no trigger file while they wait: %v", runs, err)
+		}
+		for _, cmd := range cmds {
+			cmd.Process.Signal(os.Interrupt)
+		}
+		for i, cmd := range cmds {
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Errorf("%d runs: interrupted gjcmd %v: %v %s", runs, cmd.Args[1:], err, stderr[i].String())
+			}
+		}
+		if _, err := os.Lstat(trigger); err == nil {
+			t.Errorf("%d runs: trigger file left behind after SIGINT", runs)
+		}
+		if !j.Alive() {
+			t.Fatal("JVM died")
+		}
 	}
-	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Errorf("interrupted gjcmd: %v %s", err, stderr.String())
-	}
-	if _, err := os.Lstat(trigger); err == nil {
-		t.Error("trigger file left behind after SIGINT")
-	}
-	if !j.Alive() {
-		t.Error("JVM died")
-	}
+}
+
+// lockedBuffer is a bytes.Buffer that a process's output can be written to while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // TestFilesFromContainers: a file written by a JVM in its own pid+mount namespace (private /tmp,
