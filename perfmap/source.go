@@ -46,7 +46,7 @@ func FromVMStructsWith(ctx context.Context, pid int, opts VMStructsOptions) ([]E
 	out := make([]Entry, 0, len(blobs))
 	for i := range blobs {
 		b := &blobs[i]
-		if b.End <= b.Start {
+		if b.End <= b.Start || b.Unloaded() {
 			continue
 		}
 		name := b.Label()

@@ -1,6 +1,7 @@
 package vmstructs
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sort"
@@ -45,6 +46,13 @@ type CodeBlob struct {
 
 	FrameSize     int `json:"frame_size"`     // bytes, return address included; 0 for frameless stubs
 	FrameComplete int `json:"frame_complete"` // offset from Start after which the frame is built; -1: never
+}
+
+// Unloaded reports an nmethod without a Method: one the JVM has unloaded (up to JDK 19 it clears
+// nmethod::_method then, and the code stays until the sweeper frees it) or one read while it was being
+// built. Its code runs no more; Compiler.perfmap lists neither.
+func (b *CodeBlob) Unloaded() bool {
+	return (b.Kind == KindNMethod || b.Kind == KindNativeNMethod) && b.Method == 0
 }
 
 // Label is the method name of an nmethod and the blob name of any other blob: the name Compiler.perfmap
@@ -461,7 +469,7 @@ func (c *CodeCache) FindBlob(pc uint64) (*CodeBlob, error) {
 	}
 	block := h.Low + seg<<h.Log2Segment
 	w := &window{m: c.j.Mem, lo: h.Low, hi: h.High}
-	_, used, b, err := c.readBlockAt(w, block, h)
+	used, b, err := c.readBlockAt(w, block, h)
 	if err != nil || !used || b == nil {
 		return nil, err
 	}
@@ -520,52 +528,60 @@ func (c *CodeCache) walkSegmap(h *CodeHeap, segmap []byte, out []CodeBlob) ([]Co
 	// The blocks are read through a window that moves forward over the heap: a few large reads
 	// instead of one per blob.
 	w := &window{m: c.j.Mem, lo: h.Low, hi: min(h.High, h.Low+segs<<h.Log2Segment), chunk: walkChunk}
-	for seg < segs && len(out) < maxBlobsTotal {
+	for seg < segs {
+		if len(out) >= maxBlobsTotal {
+			return out, fmt.Errorf("vmstructs: more than %d code blobs: listing cut short", maxBlobsTotal)
+		}
 		block := h.Low + seg<<h.Log2Segment
-		length, used, b, err := c.readBlockAt(w, block, h)
+		used, b, err := c.readBlockAt(w, block, h)
+		if errors.Is(err, ErrProcessGone) {
+			return out, err
+		}
 		if err == nil && used && b != nil {
 			out = append(out, *b)
 		}
-		next := seg + 1
-		if err == nil && length > 0 && length <= segs-seg && (seg+length == segs || segmap[seg+length] == 0) {
-			next = seg + length
-		}
-		seg = nextBlockStart(segmap, next)
+		// The next block starts at the next 0 of the segment map, never where this block's header says it
+		// ends: the map was read first, and a block freed and reused since may hold anything where its
+		// header was; a length read from there could jump over live blocks.
+		seg = nextBlockStart(segmap, seg+1)
 	}
 	return out, nil
 }
 
 // nextBlockStart returns the first block start at or after seg, or len(segmap).
 func nextBlockStart(segmap []byte, seg uint64) uint64 {
-	for seg < uint64(len(segmap)) && segmap[seg] != 0 {
-		seg++
+	if seg >= uint64(len(segmap)) {
+		return uint64(len(segmap))
 	}
-	return seg
+	if i := bytes.IndexByte(segmap[seg:], 0); i >= 0 {
+		return seg + uint64(i)
+	}
+	return uint64(len(segmap))
 }
 
-// readBlockAt reads the header of the block at addr (length in segments, used) and, if it is used,
-// its blob. A blob whose fields make no sense (being built or torn down) gives nil.
-func (c *CodeCache) readBlockAt(w *window, block uint64, h *CodeHeap) (length uint64, used bool, b *CodeBlob, err error) {
+// readBlockAt reads the header of the block at addr (used or free) and, if it is used, its blob (room:
+// the length in its header). A blob whose fields make no sense (being built or torn down) gives nil.
+func (c *CodeCache) readBlockAt(w *window, block uint64, h *CodeHeap) (used bool, b *CodeBlob, err error) {
 	l := c.l
 	buf, err := w.get(block, l.hbSize+l.blobRead)
 	if err != nil {
 		// A small blob at the end of the committed memory: read the CodeBlob part only.
 		if buf, err = w.get(block, l.hbSize+l.baseRead); err != nil {
-			return 0, false, nil, err
+			return false, nil, err
 		}
 	}
 	hdr := l.hbHeader.Offset
 	length, ok1 := fieldIn(buf, hdr, l.hbLength)
 	u, ok2 := fieldIn(buf, hdr, l.hbUsed)
 	if !ok1 || !ok2 {
-		return 0, false, nil, fmt.Errorf("vmstructs: block header at %#x: short read", block)
+		return false, nil, fmt.Errorf("vmstructs: block header at %#x: short read", block)
 	}
 	if u == 0 {
-		return length, false, nil, nil
+		return false, nil, nil
 	}
 	blob := block + l.hbSize
 	b = c.parseBlob(blob, buf[l.hbSize:], min(length, 1<<32)<<h.Log2Segment)
-	return length, true, b, nil
+	return true, b, nil
 }
 
 // parseBlob decodes a blob from the bytes read at its address. room is the block's size.

@@ -295,7 +295,7 @@ func blobEntries(cc *vmstructs.CodeCache) ([]perfmap.Entry, error) {
 	}
 	out := make([]perfmap.Entry, 0, len(blobs))
 	for i := range blobs {
-		if b := &blobs[i]; b.End > b.Start {
+		if b := &blobs[i]; b.End > b.Start && !b.Unloaded() {
 			out = append(out, perfmap.Entry{Start: b.Start, Size: b.End - b.Start, Name: b.Label()})
 		}
 	}
