@@ -138,6 +138,51 @@ func TestJFRRepositoryNotPlanted(t *testing.T) {
 				_, _ = c.Run(ctx, "JFR.stop name=second")
 			})
 		}
+		// A repository made in /tmp before (here by a raw JFR.start) and then removed, as a tmp cleaner
+		// would while no recording runs: JFR would make it again, in /tmp, taking a planted link.
+		t.Run("lost repository", func(t *testing.T) {
+			j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-Djava.io.tmpdir=/tmp"}})
+			c := dialClient(t, j.PID)
+			if _, err := c.VM.Jcmd(ctx, "JFR.start name=raw"); err != nil {
+				t.Fatalf("raw JFR.start: %v", err)
+			}
+			if _, err := c.VM.Jcmd(ctx, "JFR.stop name=raw"); err != nil {
+				t.Fatalf("raw JFR.stop: %v", err)
+			}
+			conf, err := c.Run(ctx, "JFR.configure")
+			repo := ""
+			for line := range strings.Lines(conf) {
+				if v, ok := strings.CutPrefix(line, "Repository path:"); ok {
+					repo = strings.TrimSpace(v)
+				}
+			}
+			if err != nil || !strings.HasPrefix(repo, "/tmp/") {
+				t.Fatalf("JFR.configure after a raw JFR.start: %v\n%s", err, conf)
+			}
+			// While it is there, a JFR command leaves it where it is.
+			var out strings.Builder
+			if notes, err := c.RunWriting(ctx, &out, "JFR.check"); err != nil || len(notes) != 0 {
+				t.Errorf("JFR.check with the repository %s there: %v, notes %q", repo, err, notes)
+			}
+			if err := os.RemoveAll(repo); err != nil {
+				t.Fatal(err)
+			}
+			theirs := plantRepositoryLinks(t, j.PID)
+			notes, err := c.RunWriting(ctx, &out, "JFR.start name=again")
+			if err != nil {
+				t.Fatalf("JFR.start: %v\n%s", err, out.String())
+			}
+			defer func() { _, _ = c.Run(ctx, "JFR.stop name=again") }()
+			if len(notes) != 1 || !strings.Contains(notes[0], want) {
+				t.Errorf("notes %q, want one naming %s", notes, want)
+			}
+			if entries, err := os.ReadDir(theirs); err != nil || len(entries) != 0 {
+				t.Errorf("the planted links' directory: %v, %v (want it there and empty)", entries, err)
+			}
+			if conf, err := c.Run(ctx, "JFR.configure"); err != nil || !strings.Contains(conf, "Repository path: "+want+"/") {
+				t.Errorf("JFR.configure after JFR.start: %v\n%s", err, conf)
+			}
+		})
 		t.Run("private tmpdir", func(t *testing.T) {
 			tmp := t.TempDir() // root's, mode 0700
 			j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-Djava.io.tmpdir=" + tmp}})

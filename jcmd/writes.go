@@ -53,6 +53,11 @@ type fileRule struct {
 //   - System.dump_map -F: fileStream "w".
 //   - VM.cds: the archive is removed and then opened O_CREAT|O_TRUNC (FileMapInfo::open_for_write),
 //     which no preparation can protect in a directory that others write in.
+//   - Compiler.directives_add: the directives may have compilations write replay and inline files in
+//     the working directory (DumpReplay, DumpInline), later.
+//   - GC.heap_dump from JDK 22: segments <file>.p0 ... first, each opened as the file is.
+//   - VM.cds static_dump: a child JVM, whose output goes to java_pid<child>_stdout and _stderr in the
+//     working directory.
 //   - VM.log output=: LogFileOutput renames an existing file to name.0 ... (rotation) and then opens
 //     the name with fopen "a"; with output_options filecount=0 it never renames.
 //
@@ -108,6 +113,10 @@ func mayWrite(name string, words []string) bool {
 func plannedWrites(name string, words []string, cmd *Command, feature, nspid int) ([]write, error) {
 	values := map[string]string{}
 	set := map[string]bool{}
+	// on reports a boolean option the line turns on, as HotSpot reads it (a bare option, an empty value or
+	// "true" in any case) or more widely: reading one as off that the JVM reads as on would leave a
+	// truncating open unprepared.
+	on := func(opt string) bool { return set[opt] && boolOn(values[opt]) }
 	if cmd != nil {
 		b := binder{c: cmd, java: jfrJavaParsed(name)}
 		for _, w := range words {
@@ -144,8 +153,15 @@ func plannedWrites(name string, words []string, cmd *Command, feature, nspid int
 			continue
 		}
 		w := write{option: r.option, mode: r.mode, perm: r.perm, dirOK: r.dirOK, deferred: r.deferred}
-		if r.overwrite != "" && isTrue(values[r.overwrite]) {
+		if r.overwrite != "" && on(r.overwrite) {
 			w.mode = rootfs.Follow
+			if name == "GC.heap_dump" && feature >= 22 {
+				// From JDK 22 the dump is written in segments, <file>.p0, .p1 ..., merged into <file> and
+				// removed; with -overwrite each is opened O_TRUNC, following a link another user planted at
+				// a segment's name (measured on JDK 25: heap data written through /tmp/h.hprof.p0). Only a
+				// directory that nobody else can write in keeps those names free.
+				w.mode = rootfs.Private
+			}
 		}
 		w.path = expandJVMName(name, v, nspid, feature)
 		if name == "VM.log" {
@@ -168,15 +184,24 @@ func plannedWrites(name string, words []string, cmd *Command, feature, nspid int
 			add(write{path: "vm_memory_map_" + strconv.Itoa(nspid) + ".txt", mode: rootfs.Follow, perm: 0o644})
 		}
 	case "VM.cds":
-		if !set["filename"] {
+		if !set["filename"] || values["subcmd"] == "static_dump" {
+			// The default archive goes in the working directory; a static dump is made by a child JVM whose
+			// output the JVM writes to java_pid<child>_stdout and _stderr there (CDS.java,
+			// PrintStream(name): follows links, truncates), whatever the archive's name.
 			add(write{path: ".", mode: rootfs.PrivateDir})
 		}
 	case "JFR.dump":
 		if !set["filename"] {
 			add(write{path: ".", mode: rootfs.PrivateDir}) // hotspot-pid-...jfr in the JVM's working directory
 		}
+	case "Compiler.directives_add":
+		// A directive may turn DumpReplay or DumpInline on: each later compilation it matches then writes
+		// replay_pid<pid>_compid<n>.log (inline_pid...) in the JVM's working directory, opened O_TRUNC
+		// through whatever is at the name, long after this command. The file is not read here: the
+		// directory must be one that nobody else can write in.
+		add(write{path: ".", mode: rootfs.PrivateDir})
 	case "JFR.start":
-		if !set["filename"] && (set["duration"] || isTrue(values["dumponexit"])) {
+		if !set["filename"] && (set["duration"] || on("dumponexit")) {
 			add(write{path: ".", mode: rootfs.PrivateDir, deferred: true})
 		}
 	}
@@ -200,7 +225,9 @@ func hasFileType(cmd *Command) bool {
 	return false
 }
 
-func isTrue(v string) bool { return v == "true" || v == "1" }
+// boolOn reports whether a boolean option's value turns it on: as HotSpot's DCmdArgument<bool> reads it
+// (empty, or "true" in any case), and "1", which it refuses, counted as on too.
+func boolOn(v string) bool { return v == "" || v == "1" || strings.EqualFold(v, "true") }
 
 // expandJVMName expands %p in a file name where the JVM does (fileNameExpansion); %t stays, since only
 // the JVM knows the time it will put there.
@@ -232,12 +259,18 @@ func logOutput(v, outputOptions string, nspid int) (string, rootfs.Mode) {
 		v = v[1 : len(v)-1]
 	}
 	v = strings.ReplaceAll(v, "%p", strconv.Itoa(nspid))
+	// The last filecount= wins in the JVM (LogFileOutput::parse_options): only then is the file never
+	// rotated.
+	mode := rootfs.Private
 	for o := range strings.SplitSeq(outputOptions, ",") {
-		if strings.TrimSpace(o) == "filecount=0" {
-			return v, rootfs.Append
+		if n, ok := strings.CutPrefix(strings.TrimSpace(o), "filecount="); ok {
+			mode = rootfs.Private
+			if n == "0" {
+				mode = rootfs.Append
+			}
 		}
 	}
-	return v, rootfs.Private
+	return v, mode
 }
 
 // Writes are the files a command line has the JVM write, made safe before the line is sent

@@ -36,6 +36,13 @@ func TestPlannedWrites(t *testing.T) {
 		{"jdk25", "Compiler.perfmap /tmp/x_%p.map", []write{{option: "filename", path: "/tmp/x_42.map", mode: rootfs.Follow, perm: 0o644}}},
 		{"jdk17", "GC.heap_dump /tmp/h.hprof", []write{{option: "filename", path: "/tmp/h.hprof", mode: rootfs.Exclusive, perm: 0o600}}},
 		{"jdk17", "GC.heap_dump -overwrite -gz=1 h.hprof", []write{{option: "filename", path: "h.hprof", mode: rootfs.Follow, perm: 0o600}}},
+		// HotSpot reads an empty value and "true" in any case as on.
+		{"jdk17", "GC.heap_dump -overwrite=TRUE /tmp/h.hprof", []write{{option: "filename", path: "/tmp/h.hprof", mode: rootfs.Follow, perm: 0o600}}},
+		{"jdk17", "GC.heap_dump -overwrite= /tmp/h.hprof", []write{{option: "filename", path: "/tmp/h.hprof", mode: rootfs.Follow, perm: 0o600}}},
+		{"jdk17", "GC.heap_dump -overwrite=false /tmp/h.hprof", []write{{option: "filename", path: "/tmp/h.hprof", mode: rootfs.Exclusive, perm: 0o600}}},
+		// JDK 22 and later write <file>.p0 ... first, truncating with -overwrite: a private directory only.
+		{"jdk25", "GC.heap_dump -overwrite /tmp/h.hprof", []write{{option: "filename", path: "/tmp/h.hprof", mode: rootfs.Private, perm: 0o600}}},
+		{"jdk25", "GC.heap_dump /tmp/h.hprof", []write{{option: "filename", path: "/tmp/h.hprof", mode: rootfs.Exclusive, perm: 0o600}}},
 		{"jdk25", "Thread.dump_to_file -format=json /tmp/t.json", []write{{option: "filepath", path: "/tmp/t.json", mode: rootfs.Exclusive, perm: 0o644}}},
 		{"jdk25", "Thread.dump_to_file -overwrite /tmp/t.txt", []write{{option: "filepath", path: "/tmp/t.txt", mode: rootfs.Follow, perm: 0o644}}},
 		{"jdk17", "JFR.dump name=1 filename=/tmp/r_%p.jfr", []write{{option: "filename", path: "/tmp/r_%p.jfr", mode: rootfs.Follow, perm: 0o644, dirOK: true}}},
@@ -56,6 +63,10 @@ func TestPlannedWrites(t *testing.T) {
 		{"jdk25", "System.dump_map -F=/tmp/m.txt", []write{{option: "-F", path: "/tmp/m.txt", mode: rootfs.Follow, perm: 0o644}}},
 		{"jdk17", "VM.cds dynamic_dump", []write{{path: ".", mode: rootfs.PrivateDir}}},
 		{"jdk25", "VM.cds dynamic_dump /tmp/a.jsa", []write{{option: "filename", path: "/tmp/a.jsa", mode: rootfs.Private}}},
+		{"jdk25", "VM.cds static_dump /tmp/a.jsa", []write{{option: "filename", path: "/tmp/a.jsa", mode: rootfs.Private}, {path: ".", mode: rootfs.PrivateDir}}},
+		{"jdk25", "VM.log output=/tmp/gc.log output_options=filecount=0,filecount=5 what=gc", []write{{option: "output", path: "/tmp/gc.log", mode: rootfs.Private, perm: 0o644}}},
+		{"jdk25", "VM.log output=/tmp/gc.log output_options=filecount=5,filecount=0 what=gc", []write{{option: "output", path: "/tmp/gc.log", mode: rootfs.Append, perm: 0o644}}},
+		{"jdk17", "Compiler.directives_add /etc/jvm/directives.json", []write{{path: ".", mode: rootfs.PrivateDir}}},
 		{"jdk17", "GC.class_histogram", nil},
 		{"jdk17", "Thread.print -l", nil},
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -25,24 +26,43 @@ import (
 //
 // A line that writes the JVM's perf map (Compiler.perfmap) also takes the JVM's map lock (LockMap),
 // held until Close.
+//
+// A line that cannot be split into one command's words is refused (an error, nothing to send): the JVM
+// runs each line of a request as a command of its own, none of them prepared here.
 func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error) {
 	words, err := SplitLine(line)
-	if err != nil || len(words) == 0 {
-		return nil, nil // the JVM answers such a line itself, and writes nothing
+	if err != nil {
+		return nil, fmt.Errorf("jcmd: not sending %q: %w", excerpt(line), err)
 	}
-	name, args := words[0], words[1:]
-	ws := &Writes{}
-	if setsUpJFR(name) {
-		note, err := c.guardJFRRepository(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		if note != "" {
-			ws.Notes = append(ws.Notes, note)
-		}
+	if len(words) == 0 {
+		return nil, nil // the JVM answers an empty line itself, and writes nothing
 	}
+	ws, err := c.prepareFiles(ctx, words[0], words[1:])
+	if err != nil || !setsUpJFR(words[0]) {
+		return ws, err
+	}
+	if _, err := c.Describe(ctx, words[0]); errors.Is(err, ErrUnknownCommand) {
+		return ws, nil // the JVM refuses the line: JFR is not set up
+	}
+	// JFR's repository last: a line refused above leaves the JVM as it was.
+	note, err := c.guardJFRRepository(ctx, words[0])
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	if note != "" {
+		if ws == nil {
+			ws = &Writes{}
+		}
+		ws.Notes = append(ws.Notes, note)
+	}
+	return ws, nil
+}
+
+// prepareFiles is PrepareWrites' work on the files of command name with arguments args.
+func (c *Client) prepareFiles(ctx context.Context, name string, args []string) (*Writes, error) {
 	if !mayWrite(name, args) {
-		return ws.notesOnly(), nil
+		return nil, nil
 	}
 	// The JVM's description of the command tells its arguments apart, and that it has the command at
 	// all: nothing is prepared for a command the JVM refuses (JDK 11 has no Compiler.perfmap).
@@ -60,9 +80,33 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 	if err != nil {
 		return nil, err
 	}
-	if len(planned) == 0 {
-		return ws.notesOnly(), nil
+	return c.preparePlanned(ctx, name, planned)
+}
+
+// PrepareOperation is PrepareWrites for a raw attach operation (jattach's) with its arguments:
+// dumpheap has the JVM create its first argument exclusively (HeapDumper without overwrite), and
+// inspectheap writes its second (JDK 16 and later) with fopen "w", following a link there. The other
+// operations write no file named by the caller; a "jcmd" operation's command line goes through
+// PrepareWrites.
+func (c *Client) PrepareOperation(ctx context.Context, op string, args []string) (*Writes, error) {
+	var planned []write
+	switch {
+	case op == "dumpheap" && len(args) > 0 && args[0] != "":
+		planned = append(planned, write{option: "dumpheap", path: args[0], mode: rootfs.Exclusive, perm: 0o600})
+	case op == "inspectheap" && len(args) > 1 && args[1] != "":
+		if feature, err := c.Feature(ctx); err != nil || feature >= 16 {
+			planned = append(planned, write{option: "inspectheap", path: args[1], mode: rootfs.Follow, perm: 0o644})
+		}
 	}
+	return c.preparePlanned(ctx, op, planned)
+}
+
+// preparePlanned makes the planned writes of command name safe (see PrepareWrites).
+func (c *Client) preparePlanned(ctx context.Context, name string, planned []write) (*Writes, error) {
+	if len(planned) == 0 {
+		return nil, nil
+	}
+	ws := &Writes{}
 	for _, w := range planned {
 		if w.path == "/tmp/perf-"+strconv.Itoa(c.Target().NSPID)+".map" {
 			if err := foreignMap(c.Target(), name); err != nil {
@@ -71,6 +115,7 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 		}
 	}
 	if name == "Compiler.perfmap" {
+		var err error
 		if ws.lock, err = LockMap(ctx, c.Target()); err != nil {
 			if ctx.Err() != nil {
 				return nil, err
@@ -96,14 +141,6 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 		}
 	}
 	return ws, nil
-}
-
-// notesOnly is ws when it has notes to pass on (and nothing else to prepare), else nil: nothing to do.
-func (ws *Writes) notesOnly() *Writes {
-	if len(ws.Notes) == 0 {
-		return nil
-	}
-	return ws
 }
 
 // prepareErr explains a path that cannot be prepared.
@@ -285,18 +322,24 @@ func setsUpJFR(name string) bool {
 // (environment, properties, arguments) or has the JVM delete or create files where the links point.
 // Measured on JDK 17: a planted link made the JVM, run as root, delete the directory it pointed to.
 //
-// So when the JVM has no repository yet (JFR.configure says "Repository path: N/A"; a base set on the
-// command line, by JFR.configure or by an earlier use of JFR shows a path) and its java.io.tmpdir is a
-// directory other users can write in, the base is first set to a directory of the JVM's user that nobody
-// else can write in, <tmpdir>/jvmkit-jfr-<uid> (JFR.configure repositorypath=), where JFR makes its
-// repository. It returns a note saying so, or "" when nothing was needed. name is the command, for
-// messages.
+// A repository that is gone is the same hazard: JFR makes <base>/<time>_<pid> again when its
+// repository no longer exists (removed by a tmp cleaner while no recording ran, say), and the private
+// base of an earlier guard may be gone, another user's link at its name.
+//
+// So when the JVM's repository is still to be made (JFR.configure says "Repository path: N/A" before
+// JFR's first use, the base then being java.io.tmpdir; after it, the repository: it is still there or
+// is to be made again in its base) in a directory other users can write in, the base is first set to a
+// directory of the JVM's user that nobody else can write in, <tmpdir>/jvmkit-jfr-<uid> (JFR.configure
+// repositorypath=), where JFR makes its repository. A repository that is there is left where it is:
+// JFR's own readers (a RecordingStream on it, an emergency dump) expect it there. It returns a note
+// saying so, or "" when nothing was needed. name is the command, for messages.
 func (c *Client) guardJFRRepository(ctx context.Context, name string) (string, error) {
 	out, err := c.Run(ctx, "JFR.configure")
 	if err != nil {
 		return "", nil // the command itself reports what is wrong with JFR
 	}
-	if repo, ok := jfrRepositoryPath(out); !ok || repo != "N/A" {
+	repo, ok := jfrRepositoryPath(out)
+	if !ok {
 		return "", nil
 	}
 	tmp := "/tmp"
@@ -304,15 +347,23 @@ func (c *Client) guardJFRRepository(ctx context.Context, name string) (string, e
 		tmp = props["java.io.tmpdir"]
 	}
 	pr := c.process(ctx)
-	if p, err := pr.Prepare(tmp, rootfs.PrivateDir, 0); err == nil {
+	base, what := tmp, "has no JFR repository yet and would make one in"
+	if repo != "N/A" {
+		if p, err := pr.Prepare(repo, rootfs.PrivateDir, 0); err == nil {
+			p.Close()
+			return "", nil // there, and its user's: JFR writes its chunks into it
+		}
+		base, what = path.Dir(repo), "has lost its JFR repository "+repo+" and would make it again in"
+	}
+	if p, err := pr.Prepare(base, rootfs.PrivateDir, 0); err == nil {
 		p.Close()
 		return "", nil // only the JVM's user and root can put anything there
 	}
 	t := c.Target()
 	dir, err := pr.MakePrivateDir(strings.TrimSuffix(tmp, "/"), "jvmkit-jfr-"+strconv.Itoa(t.UID))
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: JVM %d has no JFR repository yet and would make one in %s, where other users can put a link in its way, and no private directory could be made there for it: %w; set one first: JFR.configure repositorypath=<a directory only uid %d can write>",
-			attach.ErrPermission, name, t.PID, tmp, err, t.UID)
+		return "", fmt.Errorf("%w: %s: JVM %d %s %s, where other users can put a link in its way, and no private directory could be made in %s for it: %w; set one first: JFR.configure repositorypath=<a directory only uid %d can write>",
+			attach.ErrPermission, name, t.PID, what, base, tmp, err, t.UID)
 	}
 	var b lineBuilder
 	b.cmd("JFR.configure")
@@ -329,7 +380,7 @@ func (c *Client) guardJFRRepository(ctx context.Context, name string) (string, e
 		return "", fmt.Errorf("%w: %s: JVM %d did not take %s as its JFR repository (%s); not running a JFR command that would make one in %s",
 			attach.ErrPermission, name, t.PID, dir, strings.TrimSpace(out), tmp)
 	}
-	return fmt.Sprintf("JFR's repository is in %s, not in %s: every user can write in %s, and JFR takes a link planted at the name it makes there", dir, tmp, tmp), nil
+	return fmt.Sprintf("JFR's repository is in %s, not in %s: other users can write in %s, and JFR takes a link planted at the name it makes there", dir, base, base), nil
 }
 
 // jfrRepositoryPath returns the value of the "Repository path:" line of JFR.configure's output.

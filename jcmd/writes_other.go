@@ -15,6 +15,11 @@ func (c *Client) PrepareWrites(context.Context, string) (*Writes, error) {
 	return nil, fmt.Errorf("jcmd: prepare writes: %w", attach.ErrNotSupported)
 }
 
+// PrepareOperation makes the files a raw attach operation writes safe. Only Linux is supported.
+func (c *Client) PrepareOperation(context.Context, string, []string) (*Writes, error) {
+	return nil, fmt.Errorf("jcmd: prepare writes: %w", attach.ErrNotSupported)
+}
+
 // LockMap takes the lock of a JVM's perf map. Only Linux is supported.
 func LockMap(_ context.Context, t *attach.Target) (*os.File, error) {
 	return nil, fmt.Errorf("jcmd: lock the map of %d: %w", t.PID, attach.ErrNotSupported)

@@ -178,6 +178,14 @@ func TestHostileTmp(t *testing.T) {
 		if jdk.Feature >= 22 {
 			jcmdWant = place
 		}
+		overwriteDump := map[string]expect{"symlink": replaced, "hardlink": replaced, "dir": {4, "directory owned by uid 65534"}}
+		segmentDump := map[string]expect{"symlink": {0, "Heap dump file created"}}
+		if jdk.Feature >= 22 {
+			// The segments' names are the JVM's to make: only a private directory will do.
+			refused := expect{4, "renames or removes names"}
+			overwriteDump = map[string]expect{"none": refused, "symlink": refused, "dir": {4, "directory owned by uid 65534"}}
+			segmentDump = map[string]expect{"symlink": refused}
+		}
 		cases := []hostileCase{
 			{name: "gjmaps-jcmd", minJDK: 17, path: func(*testutil.JVM) string { return hostMap }, want: jcmdWant, written: true,
 				run: func(t *testing.T, _ *testutil.JVM, _, _ string) result {
@@ -239,10 +247,42 @@ func TestHostileTmp(t *testing.T) {
 					}
 					return r
 				}},
-			{name: "GC.heap_dump-overwrite", path: tmp("h.hprof"), written: true,
-				want: map[string]expect{"symlink": replaced, "hardlink": replaced, "dir": {4, "directory owned by uid 65534"}},
+			{name: "GC.heap_dump-overwrite", path: tmp("h.hprof"), written: true, want: overwriteDump,
 				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
 					return tool(t, "gjcmd", pid, "GC.heap_dump", "-overwrite", path)
+				}},
+			// HotSpot reads -overwrite= and -overwrite=TRUE as on, as it does a bare -overwrite.
+			{name: "GC.heap_dump-overwrite=TRUE", path: tmp("u.hprof"), written: true, want: overwriteDump,
+				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
+					return tool(t, "gjcmd", pid, "GC.heap_dump", "-overwrite=TRUE", path)
+				}},
+			// JDK 22 and later write the dump in segments first, <file>.p0 ..., opened O_TRUNC with
+			// -overwrite: a link planted there is followed (the JDK's own jcmd: see the control above).
+			{name: "GC.heap_dump-segment", path: tmp("g.hprof.p0"), want: segmentDump,
+				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
+					dump := strings.TrimSuffix(path, ".p0")
+					defer os.Remove(dump)
+					return tool(t, "gjcmd", pid, "GC.heap_dump", "-overwrite", dump)
+				}},
+			// The raw attach operations: jattach's "jcmd" runs its line as a diagnostic command, checked
+			// and prepared; dumpheap and inspectheap name files the JVM writes.
+			{name: "raw-jcmd", path: tmp("j.hprof"), written: true, want: overwriteDump,
+				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
+					return tool(t, "gjcmd", pid, "jcmd", "GC.heap_dump -overwrite "+path)
+				}},
+			{name: "raw-dumpheap", path: tmp("r.hprof"), want: map[string]expect{"symlink": {1, "File exists"}, "dir": {4, "directory owned by uid 65534"}},
+				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
+					return tool(t, "gjcmd", pid, "dumpheap", path)
+				}},
+			{name: "raw-inspectheap", minJDK: 16, path: tmp("i.txt"), want: follow(4), written: true,
+				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
+					return tool(t, "gjcmd", pid, "inspectheap", "-all", path)
+				}},
+			// HotSpot runs each line of a request as a command of its own: a newline would smuggle in a
+			// command that nothing prepared.
+			{name: "newline", minJDK: 17, path: func(*testutil.JVM) string { return hostMap }, want: map[string]expect{"symlink": {2, "newline"}},
+				run: func(t *testing.T, _ *testutil.JVM, _, _ string) result {
+					return tool(t, "gjcmd", pid, "VM.version\nCompiler.perfmap")
 				}},
 			{name: "GC.heap_dump", path: tmp("e.hprof"), want: map[string]expect{"symlink": {0, "File exists"}},
 				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {

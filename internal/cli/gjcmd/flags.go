@@ -33,7 +33,8 @@ against JVMs of other users.
   gjcmd <pid> PerfCounter.print the JVM's performance counters (read from hsperfdata, no attach)
   gjcmd <pid> <operation> [args] a raw attach operation: load, properties, agentProperties,
                                 datadump, threaddump, dumpheap, inspectheap, setflag, printflag,
-                                jcmd, getversion
+                                jcmd, getversion (jcmd's line runs as a diagnostic command; the
+                                files of dumpheap and inspectheap are made safe as for GC.heap_dump)
 
 Exit status: 0 ok, 1 the JVM reported a failure, 2 usage, 3 no such JVM or not HotSpot,
 4 permission denied, 5 attach listener not available (timeout, JVM stopped, attach disabled),

@@ -20,8 +20,10 @@ import (
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
-// rawOp reports the attach operations gjcmd sends as they are (jattach style). No diagnostic command
-// has one of these names (those contain a dot, apart from "help"). A switch rather than a map: a
+// rawOp reports the attach operations gjcmd sends as they are (jattach style), but for "jcmd", whose
+// command line runs as a diagnostic command (checked, its files prepared), and the files dumpheap and
+// inspectheap write (jcmd.Client.PrepareOperation). No diagnostic command has one of these names (those
+// contain a dot, apart from "help"). A switch rather than a map: a
 // package-level map is built at every start, and gjcmd starts often.
 func rawOp(name string) bool {
 	switch name {
@@ -156,7 +158,10 @@ func parseRequest(words []string) (request, error) {
 			return request{kind: "perfcounters", display: w}, nil
 		}
 	}
-	if len(words) > 0 && rawOp(words[0]) {
+	if len(words) > 0 && words[0] == "jcmd" {
+		// jattach's "jcmd" operation carries a command line: run it as one, checked and prepared.
+		words = words[1:]
+	} else if len(words) > 0 && rawOp(words[0]) {
 		return request{kind: "raw", op: words[0], args: words[1:], display: strings.Join(words, " ")}, nil
 	}
 	line := strings.Join(words, " ")
@@ -245,7 +250,7 @@ func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) 
 	}
 	switch req.kind {
 	case "raw":
-		g.executeRaw(ctx, cl.VM, req, w, res)
+		g.executeRaw(ctx, cl, req, w, res)
 	default:
 		for _, line := range req.lines {
 			if strings.TrimSpace(line) == "stop" {
@@ -474,10 +479,28 @@ func (g *gjcmd) startDebugging(ctx context.Context, cl *jcmd.Client, w io.Writer
 	return true
 }
 
-func (g *gjcmd) executeRaw(ctx context.Context, vm *attach.VM, req request, w io.Writer, res *result) {
+func (g *gjcmd) executeRaw(ctx context.Context, cl *jcmd.Client, req request, w io.Writer, res *result) {
+	// A file the operation has the JVM write is made safe first, as for diagnostic commands.
+	ws, err := cl.PrepareOperation(ctx, req.op, req.args)
+	if err != nil {
+		res.err = notRun(err, cl, req.op)
+		return
+	}
+	defer ws.Close()
+	if ws != nil {
+		for _, n := range ws.Notes {
+			res.notef("%s", n)
+		}
+	}
 	cw := &countWriter{w: w, keep: req.op == "load"}
-	err := vm.ExecuteTo(ctx, cw, req.op, req.args...)
+	err = cl.VM.ExecuteTo(ctx, cw, req.op, req.args...)
 	res.setStatus(err)
+	if err == nil {
+		if err := ws.Check(); err != nil {
+			res.err = fmt.Errorf("%s: %w", req.op, err)
+			return
+		}
+	}
 	var je *attach.JVMError
 	switch {
 	case req.op == "load" && errors.As(err, &je):
