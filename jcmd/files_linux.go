@@ -184,11 +184,17 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 		return "", 0, err
 	}
 	final := filepath.Join(dir, name)
-	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
-	if dirIsDst {
-		flags |= unix.O_NOFOLLOW // dst was checked not to be a symlink; keep it that way
+	// Links on the way are followed only as the kernel's fs.protected_symlinks would (rootfs.OpenOutputDir):
+	// never another user's in /tmp.
+	dirFd, err := rootfs.OpenOutputDir(dir, unix.O_RDONLY)
+	if err == nil && dirIsDst {
+		// dst was checked not to be a symlink; it must still be the directory then looked at.
+		var st unix.Stat_t
+		if lerr := unix.Lstat(dir, &st); lerr != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(dirFd)
+			dirFd, err = -1, unix.ELOOP
+		}
 	}
-	dirFd, err := unix.Open(dir, flags, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
 			err = ErrSymlink

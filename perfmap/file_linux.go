@@ -18,9 +18,10 @@ import (
 // WriteFileAtomic writes entries as the map dir/name, owned by uid and gid and readable by everyone. The
 // directory is opened O_PATH|O_DIRECTORY; the file is written to a temporary file created O_EXCL next to
 // it, fsynced and renamed over name (rootfs.WriteFile). A symbolic link or other non-regular file at
-// dir/name is refused with ErrNotRegular and left alone.
+// dir/name is refused with ErrNotRegular and left alone; another user's link on the way to dir in a
+// sticky directory is not followed (rootfs.OpenOutputDir).
 func WriteFileAtomic(dir, name string, entries []Entry, uid, gid int) error {
-	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dfd, err := rootfs.OpenOutputDir(dir, unix.O_PATH)
 	if err != nil {
 		return fmt.Errorf("perfmap: open %s: %w", dir, err)
 	}

@@ -250,7 +250,8 @@ func ReadStable(f *os.File) ([]byte, error) {
 // WriteOutput writes the file path (a path of the caller's own, such as a tool's -o) with write, as
 // WriteFile does: the data goes into a temporary file beside it, renamed over path once complete, so
 // that an interrupted tool leaves no half file and a symbolic link planted at path is never followed
-// (refused with ErrSymlink, like a FIFO or device with ErrNotRegular). An existing regular file at path
+// (refused with ErrSymlink, like a FIFO or device with ErrNotRegular); links to its directory are
+// followed only as OpenOutputDir says. An existing regular file at path
 // is replaced by a new one of the caller's, mode perm.
 func WriteOutput(path string, perm uint32, write func(io.Writer) error) error {
 	dir, name := filepath.Split(path)
@@ -260,9 +261,9 @@ func WriteOutput(path string, perm uint32, write func(io.Writer) error) error {
 	if name == "" || name == "." || name == ".." {
 		return fmt.Errorf("write %s: not a file name", path)
 	}
-	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dfd, err := OpenOutputDir(dir, unix.O_PATH)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: dir, Err: err}
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer unix.Close(dfd)
 	if _, err := CheckFinal(dfd, dir, name); err != nil {
