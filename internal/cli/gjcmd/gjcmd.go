@@ -267,7 +267,13 @@ func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) 
 // executeLine runs one diagnostic command line; false stops a -f file at the first failure, as jcmd
 // does (its loop ends with the exception).
 func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w io.Writer, res *result) bool {
-	words, _ := jcmd.SplitLine(line)
+	words, err := jcmd.SplitLine(line)
+	if err != nil {
+		// A newline would have the JVM run a second command, unchecked and unprepared; an unterminated
+		// quote it refuses itself.
+		res.err = &checkError{err}
+		return false
+	}
 	name := ""
 	if len(words) > 0 {
 		name = words[0]
