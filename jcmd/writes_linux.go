@@ -25,7 +25,8 @@ import (
 // is refused with an error wrapping attach.ErrPermission, and nothing is to be sent.
 //
 // A line that writes the JVM's perf map (Compiler.perfmap) also takes the JVM's map lock (LockMap),
-// held until Close.
+// held until Close. JVMTI.agent_load's library is refused when anyone but root and the JVM's user could
+// change it (rootfs.Process.CheckTrusted).
 //
 // A line that cannot be split into one command's words is refused (an error, nothing to send): the JVM
 // runs each line of a request as a command of its own, none of them prepared here.
@@ -36,6 +37,14 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 	}
 	if len(words) == 0 {
 		return nil, nil // the JVM answers an empty line itself, and writes nothing
+	}
+	if words[0] == "JVMTI.agent_load" && len(words) > 1 {
+		// The library (or a Java agent's jar) to load, as the JVM's parser reads the first argument.
+		if a, err := parseArg(words[1]); err == nil && a.key != "" {
+			if err := c.checkLibrary(ctx, words[0], a.key); err != nil {
+				return nil, err
+			}
+		}
 	}
 	ws, err := c.prepareFiles(ctx, words[0], words[1:])
 	if err != nil || !setsUpJFR(words[0]) {
@@ -91,6 +100,11 @@ func (c *Client) prepareFiles(ctx context.Context, name string, args []string) (
 func (c *Client) PrepareOperation(ctx context.Context, op string, args []string) (*Writes, error) {
 	var planned []write
 	switch {
+	case op == "load" && len(args) > 1 && args[1] == "true":
+		// An absolute path (false: a library of the JDK's own, in its lib directory).
+		if err := c.checkLibrary(ctx, op, args[0]); err != nil {
+			return nil, err
+		}
 	case op == "dumpheap" && len(args) > 0 && args[0] != "":
 		planned = append(planned, write{option: "dumpheap", path: args[0], mode: rootfs.Exclusive, perm: 0o600})
 	case op == "inspectheap" && len(args) > 1 && args[1] != "":
@@ -99,6 +113,22 @@ func (c *Client) PrepareOperation(ctx context.Context, op string, args []string)
 		}
 	}
 	return c.preparePlanned(ctx, op, planned)
+}
+
+// checkLibrary refuses a library (or Java agent's jar) that the JVM is to load from path when anyone but
+// root and the JVM's user could change what is there (rootfs.Process.CheckTrusted): another user's
+// directory, link or file on the way would run their code in the JVM.
+func (c *Client) checkLibrary(ctx context.Context, cmd, path string) error {
+	err := c.process(ctx).CheckTrusted(path)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, rootfs.ErrUnsafe):
+		return fmt.Errorf("%w: %s: not having JVM %d (uid %d) load %s: %w", attach.ErrPermission, cmd, c.Target().PID, c.Target().UID, path, err)
+	case errors.Is(err, os.ErrNotExist):
+		return nil // the JVM says it cannot find it
+	}
+	return fmt.Errorf("jcmd: %s: check %s: %w", cmd, path, err)
 }
 
 // preparePlanned makes the planned writes of command name safe (see PrepareWrites).

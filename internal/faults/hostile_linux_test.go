@@ -278,6 +278,15 @@ func TestHostileTmp(t *testing.T) {
 				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
 					return tool(t, "gjcmd", pid, "inspectheap", "-all", path)
 				}},
+			// A library to load that another user can change runs their code in the JVM.
+			{name: "JVMTI.agent_load", path: tmp("a.so"), want: map[string]expect{"symlink": {4, "uid 65534"}, "file": {4, "uid 65534"}},
+				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
+					return tool(t, "gjcmd", pid, "JVMTI.agent_load", path)
+				}},
+			{name: "raw-load", path: tmp("l.so"), want: map[string]expect{"symlink": {4, "uid 65534"}, "file": {4, "uid 65534"}},
+				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
+					return tool(t, "gjcmd", pid, "load", path, "true")
+				}},
 			// HotSpot runs each line of a request as a command of its own: a newline would smuggle in a
 			// command that nothing prepared.
 			{name: "newline", minJDK: 17, path: func(*testutil.JVM) string { return hostMap }, want: map[string]expect{"symlink": {1, "newline"}},

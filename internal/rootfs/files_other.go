@@ -91,3 +91,6 @@ func WriteOutput(path string, perm uint32, write func(io.Writer) error) error {
 func (pr *Process) MakePrivateDir(parent, name string) (string, error) {
 	return "", errors.ErrUnsupported
 }
+
+// CheckTrusted is not supported on this platform.
+func (pr *Process) CheckTrusted(p string) error { return errors.ErrUnsupported }
