@@ -465,7 +465,7 @@ func TestInterrupt(t *testing.T) {
 	trigger := filepath.Join(fmt.Sprintf("/proc/%d/cwd", j.PID), ".attach_pid"+strconv.Itoa(j.NSPID))
 	for _, runs := range []int{1, 2} {
 		cmds := make([]*exec.Cmd, runs)
-		stderr := make([]lockedBuffer, runs)
+		stderr := make([]testutil.SyncBuffer, runs)
 		for i := range cmds {
 			// VM.version only prints, the listener is not up: the handler goes in before the trigger.
 			// --json arms it from the start. -v logs the trigger once it is there (the run is waiting).
@@ -513,24 +513,6 @@ func TestInterrupt(t *testing.T) {
 			t.Fatal("JVM died")
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that a process's output can be written to while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestFilesFromContainers: a file written by a JVM in its own pid+mount namespace (private /tmp,
