@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,7 +90,29 @@ func (c *Client) prepareFiles(ctx context.Context, name string, args []string) (
 	if err != nil {
 		return nil, err
 	}
+	c.resolveJava(ctx, name, planned)
 	return c.preparePlanned(ctx, name, planned)
+}
+
+// resolveJava makes the relative paths of a command implemented in Java (JFR's, Thread.dump_to_file)
+// absolute the way Java does, against the JVM's user.dir, which -Duser.dir may have set to another
+// directory than its working directory (against which HotSpot's own commands resolve them).
+func (c *Client) resolveJava(ctx context.Context, name string, planned []write) {
+	if !strings.HasPrefix(name, "JFR.") && name != "Thread.dump_to_file" {
+		return
+	}
+	if !slices.ContainsFunc(planned, func(w write) bool { return !path.IsAbs(w.path) }) {
+		return
+	}
+	props, err := c.SystemProperties(ctx)
+	if err != nil || !path.IsAbs(props["user.dir"]) {
+		return // the working directory, as before
+	}
+	for i := range planned {
+		if !path.IsAbs(planned[i].path) {
+			planned[i].path = path.Join(props["user.dir"], planned[i].path)
+		}
+	}
 }
 
 // PrepareOperation is PrepareWrites for a raw attach operation (jattach's) with its arguments:

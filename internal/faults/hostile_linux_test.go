@@ -414,3 +414,34 @@ func agentLibDir(*testutil.JVM) string {
 	sum := sha256.Sum256(b)
 	return "/tmp/.jvmkit-agent-" + hex.EncodeToString(sum[:16])
 }
+
+// TestHostileUserDir: Java resolves a JFR file name against user.dir, which -Duser.dir may set apart from
+// the JVM's working directory (where HotSpot's own commands write). A JVM working in a private directory
+// with user.dir=/tmp writes a relative filename= in /tmp, through a link planted there: the preparation
+// must look where Java will write.
+func TestHostileUserDir(t *testing.T) {
+	unprotect(t)
+	testutil.MustHaveTool(t, "setpriv")
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-Xmx64m", "-Duser.dir=/tmp"}})
+		v := newVictim(t)
+		pid := strconv.Itoa(j.PID)
+		name := "jvmkit-userdir-" + pid + ".jfr"
+		path := "/tmp/" + name
+		t.Cleanup(func() { os.Remove(path) })
+		plant(t, path, "symlink", v)
+		if r := tool(t, "gjcmd", pid, "JFR.start", "name=u"); r.code != 0 {
+			t.Fatalf("%s", r)
+		}
+		r := tool(t, "gjcmd", pid, "JFR.dump", "name=u", "filename="+name)
+		v.intact(t, "JFR.dump filename="+name+" with user.dir=/tmp")
+		if r.code != 0 || !strings.Contains(r.stderr, "replaced it with a new empty file") {
+			t.Errorf("want the planted link at %s replaced and the dump written there; got %s", path, r)
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size == 0 {
+			t.Errorf("%s: %v, mode %o, size %d; want the recording", path, err, st.Mode, st.Size)
+		}
+		tool(t, "gjcmd", pid, "JFR.stop", "name=u")
+	})
+}
