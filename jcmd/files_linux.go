@@ -188,9 +188,11 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 	// never another user's in /tmp.
 	dirFd, err := rootfs.OpenOutputDir(dir, unix.O_RDONLY)
 	if err == nil && dirIsDst {
-		// dst was checked not to be a symlink; it must still be the directory then looked at.
-		var st unix.Stat_t
-		if lerr := unix.Lstat(dir, &st); lerr != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		// dst was checked not to be a symlink: the directory opened must be what is at the name now, no
+		// link (a swap between the two looks would show as another inode).
+		var st, fst unix.Stat_t
+		if lerr := unix.Lstat(dir, &st); lerr != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK ||
+			unix.Fstat(dirFd, &fst) != nil || fst.Dev != st.Dev || fst.Ino != st.Ino {
 			unix.Close(dirFd)
 			dirFd, err = -1, unix.ELOOP
 		}

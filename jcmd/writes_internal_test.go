@@ -132,3 +132,30 @@ func FuzzPlannedWrites(f *testing.F) {
 		}
 	})
 }
+
+// TestAmbiguousLine: lines that HotSpot's parser reads otherwise than SplitLine and parseArg are refused;
+// the quoting jcmd users write is not.
+func TestAmbiguousLine(t *testing.T) {
+	for line, bad := range map[string]bool{
+		"GC.heap_dump /tmp/h.hprof":                    false,
+		"  VM.version":                                 false,
+		`VM.log output="file=/tmp/a b" what=gc`:        false,
+		`JFR.start name='a b' filename="/tmp/x y.jfr"`: false,
+		`JFR.start 'odd key'=v`:                        false,
+		"GC.heap_dump\t/tmp/h.hprof":                   true,
+		"GC.heap_dump /tmp/h.hprof\t":                  true,
+		`System.dump_map -F=/tmp/m"x"`:                 true,
+		`GC.heap_dump /tmp/a"b"`:                       true,
+		`JFR.start name="a"b`:                          true,
+		`JFR.start "name"x=1`:                          true,
+		`Compiler.perfmap 'x`:                          true,
+	} {
+		words, err := SplitLine(line)
+		if err == nil {
+			err = ambiguousLine(line, words)
+		}
+		if (err != nil) != bad {
+			t.Errorf("%q: %v, want refused %t", line, err, bad)
+		}
+	}
+}

@@ -33,6 +33,9 @@ import (
 // runs each line of a request as a command of its own, none of them prepared here.
 func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error) {
 	words, err := SplitLine(line)
+	if err == nil {
+		err = ambiguousLine(line, words)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("jcmd: not sending %q: %w", excerpt(line), err)
 	}
@@ -90,29 +93,39 @@ func (c *Client) prepareFiles(ctx context.Context, name string, args []string) (
 	if err != nil {
 		return nil, err
 	}
-	c.resolveJava(ctx, name, planned)
+	planned = c.resolveJava(ctx, name, planned)
 	return c.preparePlanned(ctx, name, planned)
 }
 
 // resolveJava makes the relative paths of a command implemented in Java (JFR's, Thread.dump_to_file)
 // absolute the way Java does, against the JVM's user.dir, which -Duser.dir may have set to another
-// directory than its working directory (against which HotSpot's own commands resolve them).
-func (c *Client) resolveJava(ctx context.Context, name string, planned []write) {
-	if !strings.HasPrefix(name, "JFR.") && name != "Thread.dump_to_file" {
-		return
-	}
-	if !slices.ContainsFunc(planned, func(w write) bool { return !path.IsAbs(w.path) }) {
-		return
+// directory than its working directory (against which HotSpot's own commands resolve them). VM.cds
+// has both: Java (CDS.java) writes the child JVM's output files against user.dir, HotSpot the archive,
+// so both directories are prepared (Private: nothing is made in either). The name is joined as it is,
+// not cleaned: ".." after a link is the kernel's to resolve, and Prepare walks it so.
+func (c *Client) resolveJava(ctx context.Context, name string, planned []write) []write {
+	java, both := strings.HasPrefix(name, "JFR.") || name == "Thread.dump_to_file", name == "VM.cds"
+	if !java && !both || !slices.ContainsFunc(planned, func(w write) bool { return !path.IsAbs(w.path) }) {
+		return planned
 	}
 	props, err := c.SystemProperties(ctx)
 	if err != nil || !path.IsAbs(props["user.dir"]) {
-		return // the working directory, as before
+		return planned // the working directory, as before
 	}
-	for i := range planned {
-		if !path.IsAbs(planned[i].path) {
-			planned[i].path = path.Join(props["user.dir"], planned[i].path)
+	dir := strings.TrimSuffix(props["user.dir"], "/")
+	for i := range len(planned) {
+		if path.IsAbs(planned[i].path) {
+			continue
+		}
+		if both {
+			w := planned[i]
+			w.path = dir + "/" + w.path
+			planned = append(planned, w)
+		} else {
+			planned[i].path = dir + "/" + planned[i].path
 		}
 	}
+	return planned
 }
 
 // PrepareOperation is PrepareWrites for a raw attach operation (jattach's) with its arguments:
@@ -123,10 +136,23 @@ func (c *Client) resolveJava(ctx context.Context, name string, planned []write) 
 func (c *Client) PrepareOperation(ctx context.Context, op string, args []string) (*Writes, error) {
 	var planned []write
 	switch {
-	case op == "load" && len(args) > 1 && args[1] == "true":
-		// An absolute path (false: a library of the JDK's own, in its lib directory).
-		if err := c.checkLibrary(ctx, op, args[0]); err != nil {
-			return nil, err
+	case op == "load" && len(args) > 1:
+		// load <library> true: a path; false: a name, lib<name>.so in the JDK's lib directory (else the
+		// linker's search path, never a directory of the caller's choosing). The instrument library's
+		// options start with a Java agent's jar, whose classes the JVM loads.
+		lib, isPath := args[0], args[1] == "true"
+		if isPath {
+			if err := c.checkLibrary(ctx, op, lib); err != nil {
+				return nil, err
+			}
+		} else if strings.Contains(lib, "/") {
+			return nil, fmt.Errorf("%w: load: %q is not a library name (no \"/\" with false: a name in the JDK's lib directory); give its path with true", attach.ErrPermission, lib)
+		}
+		if len(args) > 2 && (lib == "instrument" || strings.HasSuffix(lib, "/libinstrument.so")) {
+			jar, _, _ := strings.Cut(args[2], "=")
+			if err := c.checkLibrary(ctx, op, jar); err != nil {
+				return nil, err
+			}
 		}
 	case op == "dumpheap" && len(args) > 0 && args[0] != "":
 		planned = append(planned, write{option: "dumpheap", path: args[0], mode: rootfs.Exclusive, perm: 0o600})
@@ -141,17 +167,95 @@ func (c *Client) PrepareOperation(ctx context.Context, op string, args []string)
 // checkLibrary refuses a library (or Java agent's jar) that the JVM is to load from path when anyone but
 // root and the JVM's user could change what is there (rootfs.Process.CheckTrusted): another user's
 // directory, link or file on the way would run their code in the JVM.
-func (c *Client) checkLibrary(ctx context.Context, cmd, path string) error {
-	err := c.process(ctx).CheckTrusted(path)
+//
+// The path must be absolute: the linker searches for a bare name in directories of its own, and Java
+// resolves a relative jar against user.dir. A path through /proc is refused (/proc/self is the JVM's to
+// the JVM, ours to us). A file that is not there is left to the JVM to report only where nobody else
+// could make it first: the deepest directory of the path that exists must be private.
+func (c *Client) checkLibrary(ctx context.Context, cmd, p string) error {
+	t := c.Target()
+	if !path.IsAbs(p) || p == "/proc" || strings.HasPrefix(path.Clean(p), "/proc/") {
+		return fmt.Errorf("%w: %s: %q: give the absolute path of the file to load, outside /proc", attach.ErrPermission, cmd, p)
+	}
+	pr := c.process(ctx)
+	err := pr.CheckTrusted(p)
+	if errors.Is(err, os.ErrNotExist) {
+		for d := path.Dir(path.Clean(p)); ; d = path.Dir(d) {
+			fd, oerr := openInRoot(t, d, unix.O_PATH|unix.O_DIRECTORY, unix.RESOLVE_IN_ROOT)
+			if oerr != nil && d != "/" {
+				continue
+			}
+			if oerr == nil {
+				unix.Close(fd)
+			}
+			if prep, perr := pr.Prepare(d, rootfs.PrivateDir, 0); perr != nil {
+				err = fmt.Errorf("%w: %s is not there, and other users could make it first: %w", rootfs.ErrUnsafe, p, perr)
+			} else {
+				prep.Close()
+				return nil // the JVM says it cannot load it; nobody else can put anything there
+			}
+			break
+		}
+	}
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, rootfs.ErrUnsafe):
-		return fmt.Errorf("%w: %s: not having JVM %d (uid %d) load %s: %w", attach.ErrPermission, cmd, c.Target().PID, c.Target().UID, path, err)
-	case errors.Is(err, os.ErrNotExist):
-		return nil // the JVM says it cannot find it
+		return fmt.Errorf("%w: %s: not having JVM %d (uid %d) load %s: %w", attach.ErrPermission, cmd, t.PID, t.UID, p, err)
 	}
-	return fmt.Errorf("jcmd: %s: check %s: %w", cmd, path, err)
+	return fmt.Errorf("jcmd: %s: check %s: %w", cmd, p, err)
+}
+
+// oddQuote reports a word whose key or value has a quote that does not open it, or text after the quote
+// that closes it (other than the "=" after a quoted key).
+func oddQuote(w string) bool {
+	isQuote := func(b byte) bool { return b == '"' || b == '\'' }
+	pos := 0
+	if pos < len(w) && isQuote(w[pos]) {
+		j, ok := closingQuote(w, pos)
+		if !ok {
+			return true
+		}
+		if pos = j + 1; pos == len(w) {
+			return false
+		}
+		if w[pos] != '=' {
+			return true
+		}
+	} else {
+		for pos < len(w) && w[pos] != '=' {
+			if isQuote(w[pos]) {
+				return true
+			}
+			pos++
+		}
+		if pos == len(w) {
+			return false
+		}
+	}
+	pos++ // the "="
+	if pos < len(w) && isQuote(w[pos]) {
+		j, ok := closingQuote(w, pos)
+		return !ok || j != len(w)-1
+	}
+	return strings.ContainsAny(w[pos:], "\"'")
+}
+
+// ambiguousLine refuses a line that HotSpot's parser (DCmdArgIter) and jdk.jfr's read differently from
+// SplitLine and parseArg, so that what is prepared could differ from what the JVM opens: white space
+// other than spaces after the command name (HotSpot starts the arguments at the character that ended
+// the name, a tab included, and splits them at spaces only), and a quote that does not open a key or
+// a value (HotSpot moves the word's start on by one character there and keeps the quote).
+func ambiguousLine(line string, words []string) error {
+	if strings.ContainsAny(strings.TrimLeft(line, " \t\v\f\r"), "\t\v\f\r") {
+		return errors.New("white space other than spaces in the line: HotSpot takes a tab or other such character as part of an argument; separate arguments with spaces")
+	}
+	for _, w := range words[min(1, len(words)):] {
+		if oddQuote(w) {
+			return fmt.Errorf("a quote inside %q: HotSpot and JFR read it differently; quote a whole key or value", w)
+		}
+	}
+	return nil
 }
 
 // preparePlanned makes the planned writes of command name safe (see PrepareWrites).
@@ -402,9 +506,12 @@ func (c *Client) guardJFRRepository(ctx context.Context, name string) (string, e
 	pr := c.process(ctx)
 	base, what := tmp, "has no JFR repository yet and would make one in"
 	if repo != "N/A" {
-		if p, err := pr.Prepare(repo, rootfs.PrivateDir, 0); err == nil {
-			p.Close()
-			return "", nil // there, and its user's: JFR writes its chunks into it
+		fd, err := openInRoot(c.Target(), repo, unix.O_PATH|unix.O_NOFOLLOW, unix.RESOLVE_IN_ROOT)
+		if err == nil {
+			unix.Close(fd)
+		}
+		if !errors.Is(err, unix.ENOENT) {
+			return "", nil // there (JFR writes its chunks into it, and moves nothing else), or not to be told
 		}
 		base, what = path.Dir(repo), "has lost its JFR repository "+repo+" and would make it again in"
 	}

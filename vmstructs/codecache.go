@@ -507,8 +507,8 @@ func (c *CodeCache) Blobs() ([]CodeBlob, error) {
 }
 
 // walk appends the used blocks of a heap. Block starts come from the segment map (value 0), which the
-// JVM keeps exact for used and free blocks alike; the block headers' lengths lead from one to the next
-// and are checked against it.
+// JVM keeps exact for used and free blocks alike: the walk goes from one 0 to the next, never by a block
+// header's length.
 func (c *CodeCache) walk(h *CodeHeap, out []CodeBlob) ([]CodeBlob, error) {
 	segs := (h.High - h.Low) >> h.Log2Segment
 	segs = min(segs, h.SegmapHigh-h.Segmap, maxSegmap)
@@ -529,15 +529,15 @@ func (c *CodeCache) walkSegmap(h *CodeHeap, segmap []byte, out []CodeBlob) ([]Co
 	// instead of one per blob.
 	w := &window{m: c.j.Mem, lo: h.Low, hi: min(h.High, h.Low+segs<<h.Log2Segment), chunk: walkChunk}
 	for seg < segs {
-		if len(out) >= maxBlobsTotal {
-			return out, fmt.Errorf("vmstructs: more than %d code blobs: listing cut short", maxBlobsTotal)
-		}
 		block := h.Low + seg<<h.Log2Segment
 		used, b, err := c.readBlockAt(w, block, h)
 		if errors.Is(err, ErrProcessGone) {
 			return out, err
 		}
 		if err == nil && used && b != nil {
+			if len(out) >= maxBlobsTotal {
+				return out, fmt.Errorf("vmstructs: more than %d code blobs: listing cut short", maxBlobsTotal)
+			}
 			out = append(out, *b)
 		}
 		// The next block starts at the next 0 of the segment map, never where this block's header says it

@@ -287,6 +287,21 @@ func TestHostileTmp(t *testing.T) {
 				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
 					return tool(t, "gjcmd", pid, "load", path, "true")
 				}},
+			{name: "raw-load-instrument", path: tmp("agent.jar"), want: map[string]expect{"symlink": {4, "uid 65534"}, "file": {4, "uid 65534"}},
+				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
+					return tool(t, "gjcmd", pid, "load", "instrument", "false", path+"=opts")
+				}},
+			// HotSpot keeps a quote inside a word and shifts the word's start: /tmp/m"x" is tmp/m"x to it, a
+			// name relative to its working directory; a tab after the command name starts the first
+			// argument. Both are refused rather than prepared where the JVM would not write.
+			{name: "quote-inside", minJDK: 21, path: tmp(`q"x`), want: map[string]expect{"symlink": {1, "a quote inside"}},
+				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
+					return tool(t, "gjcmd", pid, "System.dump_map", "-F="+path+`"`)
+				}},
+			{name: "tab", path: tmp("tab.hprof"), want: map[string]expect{"symlink": {1, "white space"}},
+				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
+					return tool(t, "gjcmd", pid, "GC.heap_dump\t-overwrite", path)
+				}},
 			// HotSpot runs each line of a request as a command of its own: a newline would smuggle in a
 			// command that nothing prepared.
 			{name: "newline", minJDK: 17, path: func(*testutil.JVM) string { return hostMap }, want: map[string]expect{"symlink": {1, "newline"}},
