@@ -368,7 +368,14 @@ func (st *walkState) run() Reason {
 		}
 		if pc == w.l.CallStubReturn {
 			// An entry frame: the VM called Java here. Its JavaCallWrapper holds the anchor of the Java
-			// frames below the VM's own (C++) frames, or none at the thread's first call.
+			// frames below the VM's own (C++) frames, or none at the thread's first call. The call stub's
+			// caller is the VM's C++ (JavaCalls::call_helper), never generated code: a frame pointer that
+			// says otherwise is not the call stub's (a stale return address taken for its pc, as in the
+			// middle of an i2c adapter, which pops the return address and pushes it again later), and
+			// reading a call wrapper through it could end the walk at a root that is not there.
+			if ra, err := st.mem.u64(fp + wordSize); err != nil || ra == 0 || w.cc.Contains(ra) {
+				return st.fail(ReasonBadReturn, pc, sp, "entry frame without the VM's caller")
+			}
 			cw, err := st.mem.u64(fp + uint64(w.l.EntryFrameCallWrapper*wordSize))
 			if err != nil || cw == 0 {
 				return st.fail(ReasonRead, pc, sp, "entry frame")
