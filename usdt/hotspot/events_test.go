@@ -146,7 +146,8 @@ func TestGCPairing(t *testing.T) {
 	want := []Pause{
 		{Start: 100, Duration: 100, TID: 1, Manager: "Copy", Pools: []PoolUsage{u("Copy", "eden", 1000, 0), u("Copy", "Metaspace", 7, 7)}},
 		{Start: 300, Duration: 1000, TID: 1, Full: true},
-		{Start: 2000, Duration: 100, TID: 1, Manager: "PS Scavenge", Pools: []PoolUsage{u("PS Scavenge", "eden", 900, 0)}},
+		// The young pause lasts until the full one starts, as -Xlog:gc times it.
+		{Start: 2000, Duration: 110, TID: 1, Manager: "PS Scavenge", Pools: []PoolUsage{u("PS Scavenge", "eden", 900, 0)}},
 		{Start: 2110, Duration: 400, TID: 1, Full: true, Manager: "PS MarkSweep", Pools: []PoolUsage{u("PS MarkSweep", "old", 3000, 1000)}},
 		{Start: 2990, Duration: 70, TID: 1, Manager: "G1 Concurrent GC", Pools: []PoolUsage{u("G1 Concurrent GC", "G1 Old Gen", 500, 400)}},
 		{Start: 4000, Duration: 100, TID: 1, Manager: "G1 Young Generation", Pools: []PoolUsage{u("G1 Young Generation", "G1 Old Gen", 400, 450)}},
