@@ -373,7 +373,8 @@ func (st *walkState) run() Reason {
 			// says otherwise is not the call stub's (a stale return address taken for its pc, as in the
 			// middle of an i2c adapter, which pops the return address and pushes it again later), and
 			// reading a call wrapper through it could end the walk at a root that is not there.
-			if ra, err := st.mem.u64(fp + wordSize); err != nil || ra == 0 || w.cc.Contains(ra) {
+			// (A word the sample's memory does not hold, as in a replay, proves nothing either way.)
+			if ra, err := st.mem.u64(fp + wordSize); err == nil && (ra == 0 || w.cc.Contains(ra)) {
 				return st.fail(ReasonBadReturn, pc, sp, "entry frame without the VM's caller")
 			}
 			cw, err := st.mem.u64(fp + uint64(w.l.EntryFrameCallWrapper*wordSize))
