@@ -506,12 +506,16 @@ func (c *Client) guardJFRRepository(ctx context.Context, name string) (string, e
 	pr := c.process(ctx)
 	base, what := tmp, "has no JFR repository yet and would make one in"
 	if repo != "N/A" {
-		fd, err := openInRoot(c.Target(), repo, unix.O_PATH|unix.O_NOFOLLOW, unix.RESOLVE_IN_ROOT)
-		if err == nil {
+		// There means a directory of the JVM's user (or root's) at the name, not a link: JFR follows
+		// one planted at a lost repository's name (Files.exists) and writes its chunks where it points.
+		there := false
+		if fd, err := openInRoot(c.Target(), repo, unix.O_PATH|unix.O_NOFOLLOW, unix.RESOLVE_IN_ROOT); err == nil {
+			var st unix.Stat_t
+			there = unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && (st.Uid == 0 || int(st.Uid) == c.Target().UID)
 			unix.Close(fd)
 		}
-		if !errors.Is(err, unix.ENOENT) {
-			return "", nil // there (JFR writes its chunks into it, and moves nothing else), or not to be told
+		if there {
+			return "", nil // JFR writes its chunks into it; moved, its readers would lose it
 		}
 		base, what = path.Dir(repo), "has lost its JFR repository "+repo+" and would make it again in"
 	}
