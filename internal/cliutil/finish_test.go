@@ -17,9 +17,11 @@ import (
 func TestSignalContext(t *testing.T) {
 	// SignalContext's handler goes in in the background; until it is in, the signal's default action
 	// would end this test binary. A handler of the test's own keeps the process alive meanwhile.
+	// It stays in for the rest of the binary: a signal sent to ourselves may reach a thread only after
+	// both handlers are gone, and the default action would then end the binary (seen once, as a package
+	// FAIL with no test failed).
 	own := make(chan os.Signal, 16)
 	signal.Notify(own, unix.SIGINT, unix.SIGTERM)
-	defer signal.Stop(own)
 	for _, sig := range []unix.Signal{unix.SIGINT, unix.SIGTERM} {
 		ctx, stop := cliutil.SignalContext()
 		// Signal until the context ends (the handler is in by then), as a user who presses Ctrl-C again
@@ -48,9 +50,8 @@ func TestSignalContext(t *testing.T) {
 // TestLazySignalContext: no handler until arm (stop without it ends the context at once); after arm, SIGINT
 // cancels the context; arm twice is arm once.
 func TestLazySignalContext(t *testing.T) {
-	own := make(chan os.Signal, 16) // the default action would end the test binary before arm
+	own := make(chan os.Signal, 16) // the default action would end the test binary before arm; kept, as above
 	signal.Notify(own, unix.SIGINT)
-	defer signal.Stop(own)
 
 	ctx, _, stop := cliutil.LazySignalContext()
 	stop()
