@@ -180,22 +180,21 @@ func (c *Client) checkLibrary(ctx context.Context, cmd, p string) error {
 	pr := c.process(ctx)
 	err := pr.CheckTrusted(p)
 	if errors.Is(err, os.ErrNotExist) {
-		for d := path.Dir(path.Clean(p)); ; d = path.Dir(d) {
+		d := path.Dir(path.Clean(p)) // the deepest directory of the path that exists
+		for d != "/" {
 			fd, oerr := openInRoot(t, d, unix.O_PATH|unix.O_DIRECTORY, unix.RESOLVE_IN_ROOT)
-			if oerr != nil && d != "/" {
-				continue
-			}
 			if oerr == nil {
 				unix.Close(fd)
+				break
 			}
-			if prep, perr := pr.Prepare(d, rootfs.PrivateDir, 0); perr != nil {
-				err = fmt.Errorf("%w: %s is not there, and other users could make it first: %w", rootfs.ErrUnsafe, p, perr)
-			} else {
-				prep.Close()
-				return nil // the JVM says it cannot load it; nobody else can put anything there
-			}
-			break
+			d = path.Dir(d)
 		}
+		prep, perr := pr.Prepare(d, rootfs.PrivateDir, 0)
+		if perr == nil {
+			prep.Close()
+			return nil // the JVM says it cannot load it; nobody else can put anything there
+		}
+		err = fmt.Errorf("%w: %s is not there, and other users could make it first: %w", rootfs.ErrUnsafe, p, perr)
 	}
 	switch {
 	case err == nil:
@@ -499,12 +498,7 @@ func (c *Client) guardJFRRepository(ctx context.Context, name string) (string, e
 	if !ok {
 		return "", nil
 	}
-	tmp := "/tmp"
-	if props, err := c.SystemProperties(ctx); err == nil && props["java.io.tmpdir"] != "" {
-		tmp = props["java.io.tmpdir"]
-	}
-	pr := c.process(ctx)
-	base, what := tmp, "has no JFR repository yet and would make one in"
+	base, what := "", "has no JFR repository yet and would make one in"
 	if repo != "N/A" {
 		// There means a directory of the JVM's user (or root's) at the name, not a link: JFR follows
 		// one planted at a lost repository's name (Files.exists) and writes its chunks where it points.
@@ -519,6 +513,14 @@ func (c *Client) guardJFRRepository(ctx context.Context, name string) (string, e
 		}
 		base, what = path.Dir(repo), "has lost its JFR repository "+repo+" and would make it again in"
 	}
+	tmp := "/tmp"
+	if props, err := c.SystemProperties(ctx); err == nil && props["java.io.tmpdir"] != "" {
+		tmp = props["java.io.tmpdir"]
+	}
+	if base == "" {
+		base = tmp
+	}
+	pr := c.process(ctx)
 	if p, err := pr.Prepare(base, rootfs.PrivateDir, 0); err == nil {
 		p.Close()
 		return "", nil // only the JVM's user and root can put anything there
