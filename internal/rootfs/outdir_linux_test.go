@@ -58,6 +58,19 @@ func TestOpenOutputDir(t *testing.T) {
 		}
 		unix.Close(fd)
 	}
+	// Relative names are resolved from the working directory, by the same rule.
+	t.Chdir("/tmp")
+	if fd, err := rootfs.OpenOutputDir(filepath.Base(theirs)+"/.", unix.O_PATH); err == nil || !errors.Is(err, rootfs.ErrUnsafe) {
+		if err == nil {
+			unix.Close(fd)
+		}
+		t.Errorf("another user's link in /tmp, relative: %v, want ErrUnsafe", err)
+	}
+	if fd, err := rootfs.OpenOutputDir(filepath.Base(ours), unix.O_PATH); err != nil || !same(fd, target) {
+		t.Errorf("own link in /tmp, relative: %v", err)
+	} else {
+		unix.Close(fd)
+	}
 	// A link elsewhere (a directory only root can write) is followed whoever owns it.
 	elsewhere := filepath.Join(t.TempDir(), "l")
 	if err := os.Symlink(target, elsewhere); err != nil {

@@ -393,7 +393,7 @@ func (pr *Process) startWalk(p string) (*walker, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: pr.Root, Err: err}
 	}
-	wk := &walker{pr: pr, root: rootFd, start: rootFd, startPath: "/"}
+	wk := &walker{root: rootFd, start: rootFd, startPath: "/", show: pr.show, rule: pr.checkEntry}
 	if !strings.HasPrefix(p, "/") {
 		cwdFd, err := unix.Open(pr.Cwd, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -415,11 +415,18 @@ func (wk *walker) close() {
 	unix.Close(wk.root)
 }
 
+// walker resolves paths one component at a time from its root, following symbolic links by their text
+// inside that root, and asks rule about every entry on the way before it is used.
 type walker struct {
-	pr        *Process
 	root      int
 	start     int    // where the walk of the path starts: root, or the working directory
 	startPath string // start as the process sees it
+	show      func(string) string
+	// rule refuses entry name (stat st, not followed) of directory d when it must not be used.
+	rule func(d dir, name string, st unix.Stat_t) error
+	// kernelLinks: /proc's symbolic links are followed by the kernel, not by their text (which is another
+	// process's view: /proc/<pid>/root, /proc/<pid>/cwd).
+	kernelLinks bool
 }
 
 // maxLinks is the kernel's limit on symbolic links in one lookup (MAXSYMLINKS).
@@ -456,7 +463,7 @@ func (wk *walker) walk(start int, startPath, p string) (dir, error) {
 			}
 			next, err := openDir(cur.fd, "..")
 			if err != nil {
-				return fail(fmt.Errorf("open %s/..: %w", wk.pr.show(cur.path), err))
+				return fail(fmt.Errorf("open %s/..: %w", wk.show(cur.path), err))
 			}
 			unix.Close(cur.fd)
 			next.path = parentPath(cur.path)
@@ -466,20 +473,33 @@ func (wk *walker) walk(start int, startPath, p string) (dir, error) {
 		entry := joinPath(cur.path, c)
 		var st unix.Stat_t
 		if err := unix.Fstatat(cur.fd, c, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return fail(&os.PathError{Op: "stat", Path: wk.pr.show(entry), Err: err})
+			return fail(&os.PathError{Op: "stat", Path: wk.show(entry), Err: err})
 		}
-		if err := wk.check(cur, c, st); err != nil {
+		if err := wk.rule(cur, c, st); err != nil {
 			return fail(err)
 		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFLNK:
+			if wk.kernelLinks {
+				var fs unix.Statfs_t
+				if unix.Fstatfs(cur.fd, &fs) == nil && fs.Type == unix.PROC_SUPER_MAGIC {
+					next, err := openFollowed(cur.fd, c)
+					if err != nil {
+						return fail(&os.PathError{Op: "open", Path: wk.show(entry), Err: err})
+					}
+					unix.Close(cur.fd)
+					next.path = entry
+					cur = next
+					continue
+				}
+			}
 			if links++; links > maxLinks {
-				return fail(&os.PathError{Op: "resolve", Path: wk.pr.show(entry), Err: unix.ELOOP})
+				return fail(&os.PathError{Op: "resolve", Path: wk.show(entry), Err: unix.ELOOP})
 			}
 			buf := make([]byte, unix.PathMax)
 			n, err := unix.Readlinkat(cur.fd, c, buf)
 			if err != nil {
-				return fail(&os.PathError{Op: "readlink", Path: wk.pr.show(entry), Err: err})
+				return fail(&os.PathError{Op: "readlink", Path: wk.show(entry), Err: err})
 			}
 			target := string(buf[:n])
 			if strings.HasPrefix(target, "/") {
@@ -495,28 +515,28 @@ func (wk *walker) walk(start int, startPath, p string) (dir, error) {
 		case unix.S_IFDIR:
 			next, err := openDir(cur.fd, c)
 			if err != nil {
-				return fail(&os.PathError{Op: "open", Path: wk.pr.show(entry), Err: err})
+				return fail(&os.PathError{Op: "open", Path: wk.show(entry), Err: err})
 			}
 			if next.st.Dev != st.Dev || next.st.Ino != st.Ino {
 				// Changed between the two looks (fstatat and openat both cross a mount point, so they
 				// agree otherwise): only a trusted user can have done it, but what was checked is not
 				// what was opened.
 				unix.Close(next.fd)
-				return fail(fmt.Errorf("%s changed while it was checked; try again", wk.pr.show(entry)))
+				return fail(fmt.Errorf("%s changed while it was checked; try again", wk.show(entry)))
 			}
 			unix.Close(cur.fd)
 			next.path = entry
 			cur = next
 		default:
-			return fail(&os.PathError{Op: "resolve", Path: wk.pr.show(entry), Err: unix.ENOTDIR})
+			return fail(&os.PathError{Op: "resolve", Path: wk.show(entry), Err: unix.ENOTDIR})
 		}
 	}
 	return cur, nil
 }
 
-// check decides whether entry name of directory d can be changed by trusted users only.
-func (wk *walker) check(d dir, name string, st unix.Stat_t) error {
-	pr := wk.pr
+// checkEntry, the process's walker rule, decides whether entry name of directory d can be changed by
+// trusted users only.
+func (pr *Process) checkEntry(d dir, name string, st unix.Stat_t) error {
 	entry := pr.show(joinPath(d.path, name))
 	if !pr.trusts(d.st.Uid) {
 		return fmt.Errorf("%w: %s is in %s, which uid %d owns and could redirect; use a path that only root and uid %d can change",
@@ -542,7 +562,16 @@ func (wk *walker) check(d dir, name string, st unix.Stat_t) error {
 }
 
 func openDir(at int, name string) (dir, error) {
-	fd, err := unix.Openat(at, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	return openDirFlags(at, name, unix.O_NOFOLLOW)
+}
+
+// openFollowed opens the directory a kernel link (in /proc) leads to.
+func openFollowed(at int, name string) (dir, error) {
+	return openDirFlags(at, name, 0)
+}
+
+func openDirFlags(at int, name string, flags int) (dir, error) {
+	fd, err := unix.Openat(at, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|flags, 0)
 	if err != nil {
 		return dir{}, err
 	}

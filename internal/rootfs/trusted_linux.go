@@ -33,7 +33,7 @@ func (pr *Process) CheckTrusted(p string) error {
 		var st unix.Stat_t
 		err = unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		if err == nil {
-			err = wk.check(d, name, st)
+			err = wk.rule(d, name, st)
 		}
 		var target string
 		if err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
