@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -50,7 +51,10 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 			}
 		}
 	}
-	ws, err := c.prepareFiles(ctx, words[0], words[1:])
+	// The system properties, read at most once for the line (user.dir for relative names, java.io.tmpdir
+	// for JFR's repository).
+	props := sync.OnceValues(func() (map[string]string, error) { return c.SystemProperties(ctx) })
+	ws, err := c.prepareFiles(ctx, words[0], words[1:], props)
 	if err != nil || !setsUpJFR(words[0]) {
 		return ws, err
 	}
@@ -58,7 +62,7 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 		return ws, nil // the JVM refuses the line: JFR is not set up
 	}
 	// JFR's repository last: a line refused above leaves the JVM as it was.
-	note, err := c.guardJFRRepository(ctx, words[0])
+	note, err := c.guardJFRRepository(ctx, words[0], props)
 	if err != nil {
 		ws.Close()
 		return nil, err
@@ -73,7 +77,7 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 }
 
 // prepareFiles is PrepareWrites' work on the files of command name with arguments args.
-func (c *Client) prepareFiles(ctx context.Context, name string, args []string) (*Writes, error) {
+func (c *Client) prepareFiles(ctx context.Context, name string, args []string, props func() (map[string]string, error)) (*Writes, error) {
 	if !mayWrite(name, args) {
 		return nil, nil
 	}
@@ -93,7 +97,7 @@ func (c *Client) prepareFiles(ctx context.Context, name string, args []string) (
 	if err != nil {
 		return nil, err
 	}
-	planned = c.resolveJava(ctx, name, planned)
+	planned = resolveJava(name, planned, props)
 	return c.preparePlanned(ctx, name, planned)
 }
 
@@ -103,16 +107,16 @@ func (c *Client) prepareFiles(ctx context.Context, name string, args []string) (
 // has both: Java (CDS.java) writes the child JVM's output files against user.dir, HotSpot the archive,
 // so both directories are prepared (Private: nothing is made in either). The name is joined as it is,
 // not cleaned: ".." after a link is the kernel's to resolve, and Prepare walks it so.
-func (c *Client) resolveJava(ctx context.Context, name string, planned []write) []write {
+func resolveJava(name string, planned []write, props func() (map[string]string, error)) []write {
 	java, both := strings.HasPrefix(name, "JFR.") || name == "Thread.dump_to_file", name == "VM.cds"
 	if !java && !both || !slices.ContainsFunc(planned, func(w write) bool { return !path.IsAbs(w.path) }) {
 		return planned
 	}
-	props, err := c.SystemProperties(ctx)
-	if err != nil || !path.IsAbs(props["user.dir"]) {
+	m, err := props()
+	if err != nil || !path.IsAbs(m["user.dir"]) {
 		return planned // the working directory, as before
 	}
-	dir := strings.TrimSuffix(props["user.dir"], "/")
+	dir := strings.TrimSuffix(m["user.dir"], "/")
 	for i := range len(planned) {
 		if path.IsAbs(planned[i].path) {
 			continue
@@ -488,8 +492,9 @@ func setsUpJFR(name string) bool {
 // directory of the JVM's user that nobody else can write in, <tmpdir>/jvmkit-jfr-<uid> (JFR.configure
 // repositorypath=), where JFR makes its repository. A repository that is there is left where it is:
 // JFR's own readers (a RecordingStream on it, an emergency dump) expect it there. It returns a note
-// saying so, or "" when nothing was needed. name is the command, for messages.
-func (c *Client) guardJFRRepository(ctx context.Context, name string) (string, error) {
+// saying so, or "" when nothing was needed. name is the command, for messages; props gives the JVM's
+// system properties.
+func (c *Client) guardJFRRepository(ctx context.Context, name string, props func() (map[string]string, error)) (string, error) {
 	out, err := c.Run(ctx, "JFR.configure")
 	if err != nil {
 		return "", nil // the command itself reports what is wrong with JFR
@@ -514,8 +519,8 @@ func (c *Client) guardJFRRepository(ctx context.Context, name string) (string, e
 		base, what = path.Dir(repo), "has lost its JFR repository "+repo+" and would make it again in"
 	}
 	tmp := "/tmp"
-	if props, err := c.SystemProperties(ctx); err == nil && props["java.io.tmpdir"] != "" {
-		tmp = props["java.io.tmpdir"]
+	if m, err := props(); err == nil && m["java.io.tmpdir"] != "" {
+		tmp = m["java.io.tmpdir"]
 	}
 	if base == "" {
 		base = tmp
