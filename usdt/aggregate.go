@@ -82,6 +82,15 @@ type ThreadWeight struct {
 	// instead would count them twice in expectation: the buffer samples fall on the allocations that
 	// report themselves as often as on the others.
 	Epoch, Direct *int32
+	// Top, with an Epoch, is the offset of the buffer's top (its used part is Top - Epoch), and Size the
+	// probe argument that is the firing's allocation size: a firing that sees a new Epoch is then a new
+	// buffer's sample only when the buffer's used part is that size (the firing's allocation is the
+	// buffer's first) or the Epoch is 0 (no buffer). Otherwise the buffer's start fired unseen (before
+	// the trace, or from code that does not report new buffers) and the firing is not weighed, the
+	// thread's values left as they were: the next sample weighs since the last one seen, not since a
+	// start that was missed.
+	Top  *int32
+	Size int
 	// Threads are given their base before the uprobes are attached, so that no firing of theirs goes
 	// unweighted for want of one.
 	Threads []WeightedThread
@@ -136,8 +145,8 @@ func (o *AggregateOptions) withDefaults() (AggregateOptions, error) {
 			return r, fmt.Errorf("usdt: aggregate: a weight of %d+%d terms (1 to %d, at least one added)", len(ww.Add), len(ww.Sub), maxWeightTerms)
 		case ww.MaxThreads < 1 || ww.MaxThreads > 1<<20:
 			return r, fmt.Errorf("usdt: aggregate: %d weighted threads", ww.MaxThreads)
-		case ww.Direct != nil && ww.Epoch == nil:
-			return r, fmt.Errorf("usdt: aggregate: a weight with Direct needs an Epoch")
+		case (ww.Direct != nil || ww.Top != nil) && ww.Epoch == nil:
+			return r, fmt.Errorf("usdt: aggregate: a weight with Direct or Top needs an Epoch")
 		}
 		r.Weight = &ww
 	}
@@ -178,6 +187,7 @@ const (
 	mapCounts  = "counts"  // BPF_MAP_TYPE_HASH, key → value as above
 	mapMissed  = "missed"  // BPF_MAP_TYPE_PERCPU_ARRAY, [0]: firings whose new key did not fit
 	mapThreads = "threads" // BPF_MAP_TYPE_HASH, u32 tid → u64 base, u64 the counter at its previous firing
+	mapGate    = "gate"    // BPF_MAP_TYPE_ARRAY, [0]: not 0 once the aggregation is frozen
 )
 
 // aggSpec is what the aggregation program of one site needs.
@@ -200,6 +210,9 @@ func (s *aggSpec) validate() error {
 			return fmt.Errorf("probe %s has %d arguments: no argument %d", p, len(p.Args), i)
 		}
 	}
+	if w := s.opts.Weight; w != nil && w.Top != nil && (w.Size < 0 || w.Size >= len(p.Args)) {
+		return fmt.Errorf("probe %s has %d arguments: no size argument %d", p, len(p.Args), w.Size)
+	}
 	if str := s.opts.String; str != nil {
 		if str.Ptr < 0 || str.Ptr >= len(p.Args) || str.Len < -1 || str.Len >= len(p.Args) || str.Len == str.Ptr {
 			return fmt.Errorf("probe %s has %d arguments: no string at (%d, %d)", p, len(p.Args), str.Ptr, str.Len)
@@ -214,6 +227,7 @@ func (s *aggSpec) validate() error {
 //	-16                 1 if a summed value is out of range, else 0
 //	-24, -32, -40, -48  with a Weight: the weight, 1 if there is none, the tid, the counter
 //	-56, -64            with an Epoch: its value and Direct's
+//	-72, -80            with a Top: its value and the Size argument's
 //	sumsOff..           the summed values (0 when out of range)
 //	keyOff..            the key
 //	valOff..            a new entry's value
@@ -236,9 +250,10 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 	o := s.opts
 	const overOff = -16
 	const weightOff, unweightedOff, tidOff, counterOff, epochOff, directOff = -24, -32, -40, -48, -56, -64
+	const topOff, sizeOff = -72, -80
 	sumsOff := int16(overOff - 8*len(o.Sum))
 	if o.Weight != nil {
-		sumsOff = int16(directOff - 8*len(o.Sum))
+		sumsOff = int16(sizeOff - 8*len(o.Sum))
 	}
 	keyOff := sumsOff - int16(o.keySize())
 	valOff := keyOff - int16(o.valueSize())
@@ -263,6 +278,17 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 			asm.JNE.Imm(asm.R0, int32(o.PID), "exit"),
 		)
 	}
+	// Nothing counts once the aggregation is frozen (Aggregator.Freeze).
+	add(
+		asm.StoreImm(asm.R10, -8, 0, asm.Word),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapGate),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, -8),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+		asm.LoadMem(asm.R0, asm.R0, 0, asm.Word),
+		asm.JNE.Imm(asm.R0, 0, "exit"),
+	)
 	// cilium/ebpf's asm has no 64-bit store of an immediate: 64-bit constants go through R1.
 	add(
 		asm.Mov.Imm(asm.R1, 0),
@@ -361,15 +387,27 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 			} else {
 				add(asm.Mov.Imm(asm.R0, 0))
 			}
+			add(asm.StoreMem(asm.R10, directOff, asm.R0, asm.DWord))
+			if w.Top != nil {
+				read(*w.Top)
+				add(asm.StoreMem(asm.R10, topOff, asm.R0, asm.DWord))
+				if err := load(w.Size); err != nil {
+					return nil, err
+				}
+				add(asm.StoreMem(asm.R10, sizeOff, asm.R0, asm.DWord))
+			}
+			newEpoch := "new_epoch"
+			if w.Top != nil {
+				newEpoch = "epoch_changed"
+			}
 			add(
-				asm.StoreMem(asm.R10, directOff, asm.R0, asm.DWord),
 				asm.LoadMem(asm.R1, asm.R10, counterOff, asm.DWord),
 				asm.LoadMem(asm.R2, thread, 8, asm.DWord),
 				asm.LoadMem(asm.R3, asm.R10, epochOff, asm.DWord),
 				asm.LoadMem(asm.R4, asm.R10, directOff, asm.DWord),
 				asm.JEq.Imm(asm.R2, 0, "first"),
 				asm.LoadMem(asm.R5, thread, 16, asm.DWord),
-				asm.JNE.Reg(asm.R3, asm.R5, "new_epoch"),
+				asm.JNE.Reg(asm.R3, asm.R5, newEpoch),
 				asm.LoadMem(asm.R5, thread, 24, asm.DWord),
 				// Inside the current buffer: no weight, the buffer's next sample stands for it.
 				asm.JEq.Reg(asm.R4, asm.R5, "no_weight"),
@@ -385,6 +423,18 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 				asm.StoreMem(thread, 16, asm.R3, asm.DWord),
 				asm.StoreMem(thread, 24, asm.R4, asm.DWord),
 				asm.Ja.Label("no_weight"),
+			)
+			if w.Top != nil {
+				// A new Epoch: a new buffer's sample only if this allocation is the buffer's first.
+				add(
+					asm.JEq.Imm(asm.R3, 0, "new_epoch").WithSymbol("epoch_changed"),
+					asm.LoadMem(asm.R0, asm.R10, topOff, asm.DWord),
+					asm.Sub.Reg(asm.R0, asm.R3),
+					asm.LoadMem(asm.R5, asm.R10, sizeOff, asm.DWord),
+					asm.JNE.Reg(asm.R0, asm.R5, "no_weight"),
+				)
+			}
+			add(
 				// A new buffer: everything since the previous sample, less what outside-buffer firings weighed.
 				asm.StoreMem(thread, 8, asm.R1, asm.DWord).WithSymbol("new_epoch"),
 				asm.StoreMem(thread, 16, asm.R3, asm.DWord),

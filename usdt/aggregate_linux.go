@@ -21,6 +21,7 @@ type Aggregator struct {
 	counts  *ebpf.Map
 	missed  *ebpf.Map
 	threads *ebpf.Map // with a Weight
+	gate    *ebpf.Map
 	progs   []*ebpf.Program
 
 	mu       sync.Mutex
@@ -75,6 +76,10 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 	if err != nil {
 		return nil, bpfError("create miss counter", err)
 	}
+	a.gate, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_gate", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+	if err != nil {
+		return nil, bpfError("create gate", err)
+	}
 	if opts.Weight != nil {
 		a.threads, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_threads", Type: ebpf.Hash, KeySize: 4, ValueSize: 32,
 			MaxEntries: uint32(opts.Weight.MaxThreads)})
@@ -101,6 +106,9 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 			return nil, fmt.Errorf("usdt: %w", err)
 		}
 		if err := insns.AssociateMap(mapMissed, a.missed); err != nil {
+			return nil, fmt.Errorf("usdt: %w", err)
+		}
+		if err := insns.AssociateMap(mapGate, a.gate); err != nil {
 			return nil, fmt.Errorf("usdt: %w", err)
 		}
 		if a.threads != nil {
@@ -200,6 +208,16 @@ func (a *Aggregator) DeleteThread(tid int) error {
 	return nil
 }
 
+// Freeze stops the counting at once, the uprobes still attached: a firing that starts after it counts
+// nothing (one already running may still finish). Detaching them (Stop) takes from milliseconds to
+// seconds, one site after the other; Freeze makes the counts those of a window that ends now.
+func (a *Aggregator) Freeze() error {
+	if err := a.gate.Update(uint32(0), uint32(1), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("usdt: freeze the aggregation: %w", err)
+	}
+	return nil
+}
+
 // Stop detaches the uprobes, so that the counts stop changing; Snapshot still reads them.
 func (a *Aggregator) Stop() error {
 	a.mu.Lock()
@@ -220,7 +238,7 @@ func (a *Aggregator) Close() error {
 		for _, p := range a.progs {
 			errs = append(errs, p.Close())
 		}
-		for _, m := range []*ebpf.Map{a.counts, a.missed, a.threads} {
+		for _, m := range []*ebpf.Map{a.counts, a.missed, a.threads, a.gate} {
 			if m != nil {
 				errs = append(errs, m.Close())
 			}

@@ -30,6 +30,9 @@ func (a *Aggregator) Missed() (uint64, error) { return 0, ErrNotSupported }
 // Stop does nothing.
 func (a *Aggregator) Stop() error { return nil }
 
+// Freeze is not supported on this platform.
+func (a *Aggregator) Freeze() error { return ErrNotSupported }
+
 // Close does nothing.
 func (a *Aggregator) Close() error { return nil }
 

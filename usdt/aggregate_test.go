@@ -60,4 +60,19 @@ func TestAggregateProgram(t *testing.T) {
 	if _, err := bad.program(); err == nil {
 		t.Error("key argument 9 of 4 accepted")
 	}
+	// A weight with every part (HotSpot's sampled allocations) assembles; its size argument must exist.
+	epoch, direct, top := int32(16), int32(8), int32(24)
+	weighted := s
+	weighted.opts.Weight = &ThreadWeight{Add: []int32{8, 24}, Sub: []int32{16}, Epoch: &epoch, Direct: &direct, Top: &top, Size: 3, Max: 1 << 30}
+	insns, err = weighted.program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := insns.Marshal(io.Discard, binary.LittleEndian); err != nil {
+		t.Fatal(err)
+	}
+	weighted.opts.Weight = &ThreadWeight{Add: []int32{8}, Epoch: &epoch, Top: &top, Size: 4}
+	if _, err := weighted.program(); err == nil {
+		t.Error("size argument 4 of 4 accepted")
+	}
 }

@@ -47,16 +47,32 @@ func (a ThreadAllocation) Cooked() uint64 {
 	return a.AllocatedBytes
 }
 
-// ThreadAllocation reads the allocation counters of the JavaThread at thread (see AllocCounter).
+// ThreadAllocation reads the allocation counters of the JavaThread at thread (see AllocCounter). The
+// thread runs on while they are read, one after the other: they are read again until the allocated
+// bytes and the TLAB's start have not changed around the read of its top (a few tries; the last read
+// is returned when the thread allocates faster than that).
 func (j *JVM) ThreadAllocation(c AllocCounter, thread uint64) (ThreadAllocation, error) {
 	var a ThreadAllocation
-	var err error
-	for _, f := range []struct {
-		dst *uint64
-		off uint64
-	}{{&a.AllocatedBytes, c.AllocatedBytes}, {&a.TLABTop, c.TLABTop}, {&a.TLABStart, c.TLABStart}} {
-		if *f.dst, err = j.r.u64(thread + f.off); err != nil {
+	for range 4 {
+		var err error
+		for _, f := range []struct {
+			dst *uint64
+			off uint64
+		}{{&a.AllocatedBytes, c.AllocatedBytes}, {&a.TLABStart, c.TLABStart}, {&a.TLABTop, c.TLABTop}} {
+			if *f.dst, err = j.r.u64(thread + f.off); err != nil {
+				return ThreadAllocation{}, err
+			}
+		}
+		ab, err := j.r.u64(thread + c.AllocatedBytes)
+		if err != nil {
 			return ThreadAllocation{}, err
+		}
+		start, err := j.r.u64(thread + c.TLABStart)
+		if err != nil {
+			return ThreadAllocation{}, err
+		}
+		if ab == a.AllocatedBytes && start == a.TLABStart {
+			break
 		}
 	}
 	return a, nil

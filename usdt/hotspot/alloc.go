@@ -150,6 +150,7 @@ type AllocTrace struct {
 	jvm       *vmstructs.JVM
 	counter   vmstructs.AllocCounter
 	known     map[int]uint64 // host tid → JavaThread
+	retry     map[int]int    // host tid without a base → scans it was looked at in
 	sizes     map[uint64]classSize
 	tasks     map[int]bool // the process's tasks at the last thread scan
 	weightErr error
@@ -163,6 +164,7 @@ type AllocTrace struct {
 	readErr  error
 	readDone chan struct{}
 	stopped  atomic.Bool
+	until    atomic.Uint64 // Freeze's end of the window (CLOCK_MONOTONIC ns), 0 for none
 
 	walker  *unwind.Walker
 	stacks  map[string]*AllocStack
@@ -252,6 +254,9 @@ func (t *AllocTrace) read() {
 				t.mu.Unlock()
 			}
 			return
+		}
+		if until := t.until.Load(); until != 0 && ev.Time >= until {
+			continue // after the window (Freeze)
 		}
 		var name []byte
 		if len(ev.Strings) > 0 {
@@ -379,6 +384,18 @@ func (t *AllocTrace) Exited() <-chan struct{} {
 		return t.agg.Exited()
 	}
 	return t.tr.Exited()
+}
+
+// Freeze ends the trace's window at end (CLOCK_MONOTONIC ns, taken just before): the firings after it
+// are not counted, although the uprobes stay attached until Stop, which takes from milliseconds to
+// seconds. A trace with --switch-flags must be frozen before the flag is switched off: the code
+// compiled while it was on goes on firing for every allocation, in TLABs whose start was not seen.
+func (t *AllocTrace) Freeze(end uint64) error {
+	if t.agg != nil {
+		return t.agg.Freeze()
+	}
+	t.until.Store(end)
+	return nil
 }
 
 // Stop detaches the uprobes: the counts stop changing.

@@ -35,14 +35,17 @@ func (t *AllocTrace) openWeights(ctx context.Context) (*usdt.ThreadWeight, error
 	}
 	t.counter = c
 	t.known = make(map[int]uint64)
+	t.retry = make(map[int]int)
 	w := &usdt.ThreadWeight{Add: []int32{int32(c.AllocatedBytes), int32(c.TLABTop)}, Sub: []int32{int32(c.TLABStart)},
 		Max: maxWeight}
 	if t.opts.Sampled {
 		// Only a sample fires: weigh it as JFR weighs its allocation samples, at each new TLAB and each
 		// allocation outside one. The firings of code that reports every allocation (interpreted code,
 		// code compiled while the flag is on) are not weighed: the TLAB samples stand for them.
-		epoch, direct := int32(c.TLABStart), int32(c.AllocatedBytes)
-		w.Epoch, w.Direct = &epoch, &direct
+		// A new TLAB is a sample when the firing's allocation is its first (argument 3 is its size):
+		// a TLAB whose start fired unseen is not one.
+		epoch, direct, top := int32(c.TLABStart), int32(c.AllocatedBytes), int32(c.TLABTop)
+		w.Epoch, w.Direct, w.Top, w.Size = &epoch, &direct, &top, 3
 	}
 	t.tasks = t.scanThreads(nil, func(th usdt.WeightedThread) error {
 		w.Threads = append(w.Threads, th)
@@ -152,5 +155,23 @@ func (t *AllocTrace) scanThreads(tasks map[int]bool, set func(usdt.WeightedThrea
 			delete(t.known, tid)
 		}
 	}
+	// A task without a base is looked at again at the next scans (its tasks left out of the set returned
+	// make it differ): a Java thread that had started but was not in the JVM's list yet, or whose
+	// counters could not be read, would otherwise go unweighted for the rest of the trace. A task still
+	// not in the list after retryScans scans is not a Java thread (a GC worker).
+	for tid := range t.retry {
+		if _, ok := t.known[tid]; ok || !now[tid] {
+			delete(t.retry, tid)
+		}
+	}
+	for tid := range now {
+		if _, ok := t.known[tid]; !ok && t.retry[tid] < retryScans {
+			t.retry[tid]++
+			delete(now, tid)
+		}
+	}
 	return now
 }
+
+// retryScans is how many thread scans a task without a base is looked at again.
+const retryScans = 5

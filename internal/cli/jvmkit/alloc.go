@@ -402,6 +402,9 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	gone := waitAlloc(ctx, duration, t.exit.Exited())
 	elapsed := time.Since(start)
 	endMono := monotonicNow()
+	if err := tr.Freeze(endMono); err != nil {
+		return err
+	}
 	var switched []string
 	if sw != nil {
 		switched = sw.sw.Changed()

@@ -112,6 +112,9 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	fmt.Fprintf(a.stderr, "jvmkit: alloc: recording allocation stacks in process %d (%d object__alloc sites, one firing in %d)\n", pid, len(tr.Sites()), sample)
 	start := time.Now()
 	gone := waitAlloc(ctx, duration, t.exit.Exited())
+	if err := tr.Freeze(monotonicNow()); err != nil {
+		return err
+	}
 	if sw != nil {
 		if rerr := sw.off(gone); rerr != nil {
 			return rerr
