@@ -77,16 +77,17 @@
 //     so arrays are sized exactly; JDK 25: no (C2's leaf call fires before its TLAB bump is counted), but
 //     there the probe's sizes are right (AllocProfile.ProbeSizes, also checked on the instance classes).
 //     Arrays sized by neither are reported with an unknown size, never guessed.
-//   - In a sample (AllocOptions.Sampled, --switch-flags) the weights are JFR's ObjectAllocationSample
-//     weights: the firing that starts a new TLAB weighs every byte the thread allocated since its previous
-//     new TLAB, an allocation outside a TLAB its own size, and a firing inside the current TLAB (code that
-//     reports every allocation) its own size when the probe passes a plausible one, the rest being left to
-//     the next TLAB's sample. A class's bytes are the sum of its weights: an estimate of what it
-//     allocated, summing to what the traced threads allocated. Measured on Jetty under load against a
-//     second instance started with the full probe: top-10 overlap 8/10, byte shares agree 78-81% (JDK 25,
-//     17); on H2, 5-7/10 and 51-61% (issue 12 asks 9/10 and 85%). On this shared machine those
-//     applications serve a few requests a second: a 10 s window holds a few hundred TLAB samples, and an
-//     instance started with the flag runs other code (no escape analysis of the probed allocations).
+//   - In a sample (AllocOptions.Sampled, --switch-flags) the weights are those of JFR's
+//     ObjectAllocationSample: the firing that starts a new TLAB (its allocation is the TLAB's first: the
+//     TLAB's top less its start is the probe's size) weighs every byte the thread allocated since its
+//     previous sample, an allocation outside a TLAB its own size (which the next TLAB's sample does not
+//     weigh again), and any other firing nothing (code compiled while the flag is on reports every
+//     allocation: the TLAB samples stand for those). A firing in a TLAB whose start was not seen is not a
+//     sample. A class's bytes are the sum of its weights: an estimate of what it allocated, summing to
+//     what the traced threads allocated. The window ends (AllocTrace.Freeze) before the flag is switched
+//     off: the code compiled while it was on goes on firing until the uprobes are detached, in TLABs
+//     whose start no longer fires. Measured against JFR in the same JVM and against a second instance
+//     started with the full probe: docs/benchmarks.md.
 //
 // TraceAlloc counts in the kernel (usdt.Aggregate), keyed by the class name's address and length: a
 // firing costs a hash lookup and two atomic adds, and the name is copied once per class. The cost that
