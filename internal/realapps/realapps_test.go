@@ -803,10 +803,6 @@ func inconclusive(have, need int64) string {
 // with what is known, not failed, and the issue's note and docs/benchmarks.md say so. Every other assertion
 // fails the test.
 var knownGaps = map[string]string{
-	// Issue 12: ours weighs a few Jetty classes (SynchronousQueue$TransferStack$SNode, TreeMap$EntrySet,
-	// ArrayByteBufferPool's lambda, StringBuilder) 1.5-2.2 MB more than JFR's ObjectAllocationSample of the
-	// same JVM and window does, with the same samples per class (99% alike), and they rank into our top 10.
-	"alloc.top10/jetty": "Jetty classes weighed more than JFR weighs them: 6-7/10 where JFR's had 8/10 (JDK 17)",
 	// Issue 12: the goal is 13/15; runs give 13-15 mostly, 11 once (JDK 25, Jetty), where the misses are
 	// methods the two name differently without DebugNonSafepoints and JFR has ~1,500 samples. The floor of
 	// 10 (profile.jfr-top15-floor) still fails.

@@ -243,6 +243,14 @@ func TestAllocTargetKilled(t *testing.T) {
 	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx64m"}})
 	r := startAllocRun(t, bin, strconv.Itoa(j.PID), "--switch-flags", "--duration", "60s")
 	r.waitFor(t, "counting allocations")
+	// Killed once the workload has reported a second of rounds with the flag on: there is something to print.
+	for seen := strings.Count(j.Stdout(), "rounds "); strings.Count(j.Stdout(), "rounds ") < seen+1; {
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-t.Context().Done():
+			t.Fatal("the workload printed no rounds")
+		}
+	}
 	if err := unix.Kill(j.PID, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

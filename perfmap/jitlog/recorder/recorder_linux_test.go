@@ -360,10 +360,12 @@ func TestRecordJIT(t *testing.T) {
 			jvmJava++
 			endAt[e.Start] = e.Name
 			found, sized := false, false
+			var logged []uint64
 			for k := range spans {
 				s := &spans[k]
 				if s.Start == e.Start && s.Name == e.Name && s.From <= tAfter && s.To > tBefore {
 					found, sized = true, sized || s.Size == e.Size
+					logged = append(logged, s.Size)
 				}
 			}
 			switch {
@@ -374,6 +376,9 @@ func TestRecordJIT(t *testing.T) {
 				}
 			case !sized:
 				sizeDiffers++
+				if sizeDiffers <= 5 {
+					t.Errorf("size: %#x %s is %#x long in Compiler.perfmap, %#x in the log", e.Start, e.Name, e.Size, logged)
+				}
 			}
 		}
 		liveAt := map[uint64]bool{}
