@@ -69,6 +69,45 @@ type allocRun struct {
 	sampled  *allocData
 	from, to time.Time
 	truth    *allocData
+	// estimate is the sample's estimator run on the full-probe instance itself (startEstimate).
+	estimate *allocData
+}
+
+// startEstimate traces the full-probe instance with the sampled mode's weights, in process: a sample at
+// each new TLAB and each allocation outside one weighs what its thread allocated since its previous
+// sample, every other firing nothing. It is the estimator --switch-flags runs, fed by the JVM whose every
+// allocation the truth counts: compared with that truth over the same time, it measures the estimator
+// alone, without the difference between two instances (which JFR's samples of the sampled JVM show).
+func startEstimate(t *testing.T, pid int) (*hotspot.AllocTrace, int64) {
+	t.Helper()
+	mods, err := usdt.Modules(t.Context(), pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := hotspot.TraceAlloc(t.Context(), pid, mods, hotspot.AllocOptions{Weights: true, Sampled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	tr.Rebase()
+	return tr, monotonic()
+}
+
+// endEstimate ends startEstimate's trace and returns what it estimated.
+func endEstimate(t *testing.T, tr *hotspot.AllocTrace, from int64) *allocData {
+	t.Helper()
+	to := monotonic()
+	if err := tr.Freeze(uint64(to)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := tr.Profile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &allocData{WindowStart: from, WindowEnd: to, Mode: "sample", Profile: *p}
 }
 
 // testAlloc runs alloc --switch-flags on the application and, at the same time, alloc and bpftrace on the
@@ -80,6 +119,8 @@ func testAlloc(t *testing.T, tl tools, app, truth *instance) *allocRun {
 	var bt *testutil.Bpftrace
 	var full, tracer *testutil.Background
 	var t0 int64
+	var est *hotspot.AllocTrace
+	var estFrom int64
 	if truth != nil {
 		// Counted per class and per bucket of CLOCK_MONOTONIC time (bpftrace's nsecs), so that it is compared
 		// with jvmkit over the window jvmkit counted: the two attach seconds apart on a loaded machine, and
@@ -95,6 +136,7 @@ func testAlloc(t *testing.T, tl tools, app, truth *instance) *allocRun {
 			tracer = start(t, tl.jvmkit, "gc", strconv.Itoa(truth.PID), "--duration", allocSpan.String(), "--json")
 			t0 = attached(t, tracer, "tracing collections")
 		}
+		est, estFrom = startEstimate(t, truth.PID)
 		full = start(t, tl.jvmkit, "alloc", strconv.Itoa(truth.PID), "--duration", allocSpan.String(), "--json")
 	}
 	sampled := start(t, tl.jvmkit, "alloc", strconv.Itoa(app.PID), "--duration", allocSpan.String(), "--json", "--switch-flags")
@@ -128,6 +170,7 @@ func testAlloc(t *testing.T, tl tools, app, truth *instance) *allocRun {
 	}
 
 	run.truth = parseAlloc(t, full.Wait(t, allocSpan+2*time.Minute))
+	run.estimate = endEstimate(t, est, estFrom)
 	bt.Stop()
 	maps := bt.Wait(t, time.Minute)
 	if tracer != nil {
@@ -274,6 +317,23 @@ func compareAllocTruth(t *testing.T, app *testutil.App, run *allocRun, events []
 		fmt.Sprintf("≥ 9/10; JFR: %d/10", jfrTied), note)
 	record(id, "alloc --switch-flags vs full probe: byte shares agree", pct(agree),
 		fmt.Sprintf("≥ 85%%; JFR: %s", pct(jfrAgree)), note)
+	if e := run.estimate; e != nil {
+		// The estimator in the full-probe JVM itself: the goal without the two instances' difference.
+		eb, ep := e.bytes(), e.samples()
+		eTied := TiedOverlap(eb, truth, 10, sampleSlack(ep))
+		eAgree := ShareAgreement(eb, truth)
+		t.Logf("the sample's estimator in the full-probe JVM (%d samples, %s) vs its full probe: top 10 by bytes %d/10 "+
+			"(%d/10 as ranked), byte shares agree %.1f%%; top 10 %s", total(ep), mib(e.Profile.Bytes), eTied,
+			Overlap(Top(eb, 10), Top(truth, 10)), 100*eAgree, withCounts(Top(eb, 10), eb))
+		record(id, "sample weights in the full-probe JVM vs its full probe: top-10 by bytes", fmt.Sprintf("%d/10", eTied),
+			"≥ 9/10", inconclusive(total(ep), 1000))
+		record(id, "sample weights in the full-probe JVM vs its full probe: byte shares agree", pct(eAgree), "≥ 85%",
+			inconclusive(total(ep), 1000))
+		if enough(t, "alloc.estimate", "samples in the full-probe JVM", total(ep), 1000) {
+			check(t, "alloc.estimate-top10", eTied >= 9, "the estimator in the full-probe JVM: top 10 by bytes %d/10 of its truth's, want ≥ 9", eTied)
+			check(t, "alloc.estimate-shares", eAgree >= 0.85, "the estimator in the full-probe JVM: byte shares agree %.1f%% with its truth's, want ≥ 85%%", 100*eAgree)
+		}
+	}
 	// A floor that holds whatever the load (the applications' and this machine's): the
 	// truth's 3 first classes are among our 10 first and half the bytes agree.
 	first := Top(truth, 3)
