@@ -52,7 +52,7 @@ func (c *Client) PrepareWrites(ctx context.Context, line string) (*Writes, error
 		}
 	}
 	// The system properties, read at most once for the line (user.dir for relative names, java.io.tmpdir
-	// for JFR's repository).
+	// for JFR's repository). A failed read is not tried again: both then take the safer default.
 	props := sync.OnceValues(func() (map[string]string, error) { return c.SystemProperties(ctx) })
 	ws, err := c.prepareFiles(ctx, words[0], words[1:], props)
 	if err != nil || !setsUpJFR(words[0]) {

@@ -69,15 +69,18 @@ type allocRun struct {
 	sampled  *allocData
 	from, to time.Time
 	truth    *allocData
-	// estimate is the sample's estimator run on the full-probe instance itself (startEstimate).
+	// estimate is the sample's estimator run on the full-probe instance itself (startEstimate), and
+	// estTruth that instance's bytes per class over the estimate's window, from bpftrace's counts.
 	estimate *allocData
+	estTruth map[string]int64
 }
 
 // startEstimate traces the full-probe instance with the sampled mode's weights, in process: a sample at
 // each new TLAB and each allocation outside one weighs what its thread allocated since its previous
 // sample, every other firing nothing. It is the estimator --switch-flags runs, fed by the JVM whose every
 // allocation the truth counts: compared with that truth over the same time, it measures the estimator
-// alone, without the difference between two instances (which JFR's samples of the sampled JVM show).
+// alone, without the difference between two instances (which JFR's samples of the sampled JVM show). Its
+// truth is bpftrace's count over the same window (estimateTruth).
 func startEstimate(t *testing.T, pid int) (*hotspot.AllocTrace, int64) {
 	t.Helper()
 	mods, err := usdt.Modules(t.Context(), pid)
@@ -202,8 +205,27 @@ func testAlloc(t *testing.T, tl tools, app, truth *instance) *allocRun {
 		record(rowID{app.Kind, app.JDK}, "alloc full probe vs bpftrace, same probe: class byte shares agree", pct(bytesAgree), "bpftrace (arg3)", "")
 		check(t, "alloc.bpftrace-bytes", bytesAgree >= 0.95, "jvmkit alloc's and bpftrace's byte shares on the same probe agree %.1f%%, want ≥ 95%%", 100*bytesAgree)
 	}
+	run.estTruth = estimateTruth(t, maps, run.estimate, run.truth)
 	keepTruthSizes(app.JDK, run.truth)
 	return run
+}
+
+// estimateTruth is the full-probe instance's bytes per class over the estimate's window: bpftrace's
+// counts there, each class's count times its mean size in the full run (the probe's sizes are garbage
+// before JDK 21), or bpftrace's sums of the sizes where the probe's are right.
+func estimateTruth(t *testing.T, maps map[string]map[string]int64, e, full *allocData) map[string]int64 {
+	t.Helper()
+	if full.Profile.ProbeSizes {
+		return bucketsIn(t, maps["@bytes"], e.WindowStart, e.WindowEnd)
+	}
+	counts, bytes := full.counts(), full.bytes()
+	out := map[string]int64{}
+	for c, n := range bucketsIn(t, maps["@count"], e.WindowStart, e.WindowEnd) {
+		if counts[c] > 0 {
+			out[c] = n * bytes[c] / counts[c]
+		}
+	}
+	return out
 }
 
 // btBucket is the time resolution of bpftrace's counts.
@@ -317,14 +339,15 @@ func compareAllocTruth(t *testing.T, app *testutil.App, run *allocRun, events []
 		fmt.Sprintf("≥ 9/10; JFR: %d/10", jfrTied), note)
 	record(id, "alloc --switch-flags vs full probe: byte shares agree", pct(agree),
 		fmt.Sprintf("≥ 85%%; JFR: %s", pct(jfrAgree)), note)
-	if e := run.estimate; e != nil {
+	if e, et := run.estimate, run.estTruth; e != nil {
 		// The estimator in the full-probe JVM itself: the goal without the two instances' difference.
 		eb, ep := e.bytes(), e.samples()
-		eTied := TiedOverlap(eb, truth, 10, sampleSlack(ep))
-		eAgree := ShareAgreement(eb, truth)
-		t.Logf("the sample's estimator in the full-probe JVM (%d samples, %s) vs its full probe: top 10 by bytes %d/10 "+
-			"(%d/10 as ranked), byte shares agree %.1f%%; top 10 %s", total(ep), mib(e.Profile.Bytes), eTied,
-			Overlap(Top(eb, 10), Top(truth, 10)), 100*eAgree, withCounts(Top(eb, 10), eb))
+		eTied := TiedOverlap(eb, et, 10, sampleSlack(ep))
+		eAgree := ShareAgreement(eb, et)
+		t.Logf("the sample's estimator in the full-probe JVM (%d samples, %s in %v) vs its full probe over the same window "+
+			"(bpftrace): top 10 by bytes %d/10 (%d/10 as ranked), byte shares agree %.1f%%; top 10 %s\n  truth: %s", total(ep),
+			mib(e.Profile.Bytes), time.Duration(e.WindowEnd-e.WindowStart).Round(time.Millisecond), eTied,
+			Overlap(Top(eb, 10), Top(et, 10)), 100*eAgree, withCounts(Top(eb, 10), eb), withCounts(Top(et, 12), et))
 		record(id, "sample weights in the full-probe JVM vs its full probe: top-10 by bytes", fmt.Sprintf("%d/10", eTied),
 			"≥ 9/10", inconclusive(total(ep), 1000))
 		record(id, "sample weights in the full-probe JVM vs its full probe: byte shares agree", pct(eAgree), "≥ 85%",

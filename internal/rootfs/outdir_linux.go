@@ -23,11 +23,11 @@ func OpenOutputDir(name string, flags int) (int, error) {
 	euid := unix.Geteuid()
 	wk := &walker{root: root, start: root, startPath: "/", show: func(p string) string { return p },
 		kernelLinks: true,
-		rule: func(d dir, name string, st unix.Stat_t) error {
+		rule: func(d dir, entry string, st unix.Stat_t) error {
 			if st.Mode&unix.S_IFMT == unix.S_IFLNK && d.st.Mode&unix.S_ISVTX != 0 && d.st.Mode&0o002 != 0 &&
 				int(st.Uid) != euid && st.Uid != d.st.Uid {
 				return fmt.Errorf("%w: %s: %s is a symbolic link of uid %d in a sticky directory every user can write in; not following it (use the directory it points to)",
-					ErrUnsafe, name, joinPath(d.path, name), st.Uid)
+					ErrUnsafe, name, joinPath(d.path, entry), st.Uid)
 			}
 			return nil
 		}}

@@ -433,7 +433,8 @@ type walker struct {
 const maxLinks = 40
 
 // walk resolves the directory p from start (the root or the working directory) and returns it open
-// (O_PATH); the caller closes it. See Prepare for what is checked.
+// (O_PATH); the caller closes it. Every entry on the way is put to the walker's rule (Prepare's: see
+// Prepare; OpenOutputDir's: protected_symlinks).
 func (wk *walker) walk(start int, startPath, p string) (dir, error) {
 	cur, err := openDir(start, ".")
 	if err != nil {

@@ -152,15 +152,17 @@ func (b *Bpftrace) Stop() { _ = b.bg.Cmd.Process.Signal(unix.SIGINT) }
 //
 // bpftrace prints its maps before it detaches its probes; once (v0.17, a JVM's object__alloc sites, at
 // load 20) a detach that failed ("failed to detach probe", tracefs not mounted) left it running for over
-// a minute after the maps were out. A program that has not ended by timeout but whose output parses
-// whole (every line a map) is killed and its maps are taken, with a log line saying so.
+// a minute after the maps were out. A program that has not ended by timeout, has said that a detach
+// failed (so it is past printing) and whose output parses is killed and its maps are taken, with a log
+// line saying so.
 func (b *Bpftrace) Wait(t testing.TB, timeout time.Duration) map[string]map[string]int64 {
 	t.Helper()
 	select {
 	case <-b.bg.Done():
 	case <-time.After(timeout):
 		out := b.bg.Stdout.String()
-		if maps, err := ParseBpftraceMaps([]byte(out)); err == nil && len(maps) > 0 && strings.HasSuffix(out, "\n") {
+		detached := strings.Contains(b.bg.Stderr.String(), "failed to detach")
+		if maps, err := ParseBpftraceMaps([]byte(out)); detached && err == nil && len(maps) > 0 && strings.HasSuffix(out, "\n") {
 			t.Logf("%s printed its maps but did not end within %v: killed\n%s", b.bg.Cmd, timeout, b.bg.Stderr.String())
 			_ = b.bg.Cmd.Process.Kill()
 			<-b.bg.Done()

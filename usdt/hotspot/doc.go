@@ -83,7 +83,7 @@
 //     previous sample, an allocation outside a TLAB its own size (which the next TLAB's sample does not
 //     weigh again), and any other firing nothing (code compiled while the flag is on reports every
 //     allocation: the TLAB samples stand for those). A firing in a TLAB whose start was not seen is not a
-//     sample. A class's bytes are the sum of its weights: an estimate of what it allocated, summing to
+//     sample, nor is an allocation outside a TLAB made then: their bytes go to the thread's next sample. A class's bytes are the sum of its weights: an estimate of what it allocated, summing to
 //     what the traced threads allocated. The window ends (AllocTrace.Freeze) before the flag is switched
 //     off: the code compiled while it was on goes on firing until the uprobes are detached, in TLABs
 //     whose start no longer fires. Measured against JFR in the same JVM and against a second instance

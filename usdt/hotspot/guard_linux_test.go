@@ -244,7 +244,11 @@ func TestAllocTargetKilled(t *testing.T) {
 	r := startAllocRun(t, bin, strconv.Itoa(j.PID), "--switch-flags", "--duration", "60s")
 	r.waitFor(t, "counting allocations")
 	// Killed once the workload has reported a second of rounds with the flag on: there is something to print.
+	deadline := time.Now().Add(time.Minute)
 	for seen := strings.Count(j.Stdout(), "rounds "); strings.Count(j.Stdout(), "rounds ") < seen+1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the workload printed no rounds in a minute:\n%s", j.Stdout())
+		}
 		select {
 		case <-time.After(10 * time.Millisecond):
 		case <-t.Context().Done():

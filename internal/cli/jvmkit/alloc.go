@@ -404,7 +404,8 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	elapsed := time.Since(start)
 	endMono := monotonicNow()
 	if err := tr.Freeze(endMono); err != nil {
-		return err
+		// The count then goes on until the uprobes are detached: say so, and go on to restore the flag.
+		fmt.Fprintf(a.stderr, "jvmkit: alloc: %v: the count includes what fired while the flag was switched off\n", err)
 	}
 	var switched []string
 	if sw != nil {

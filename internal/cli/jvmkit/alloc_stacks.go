@@ -113,7 +113,7 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	start := time.Now()
 	gone := waitAlloc(ctx, duration, t.exit.Exited())
 	if err := tr.Freeze(monotonicNow()); err != nil {
-		return err
+		fmt.Fprintf(a.stderr, "jvmkit: alloc: %v: the stacks include what fired while the flag was switched off\n", err)
 	}
 	if sw != nil {
 		if rerr := sw.off(gone); rerr != nil {
