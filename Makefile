@@ -58,9 +58,11 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# --allow-serial-runners: another golangci-lint on the machine (another checkout's make) is waited for,
+# not a failure ("parallel golangci-lint is running").
 lint: fmt-check vet $(GOLANGCI)
-	$(GOLANGCI) run ./...
-	cd tools/release && $(GO) vet ./... && $(CURDIR)/$(GOLANGCI) run ./...
+	$(GOLANGCI) run --allow-serial-runners ./...
+	cd tools/release && $(GO) vet ./... && $(CURDIR)/$(GOLANGCI) run --allow-serial-runners ./...
 
 $(GOLANGCI):
 	GOBIN=$(CURDIR)/$(BIN) CGO_ENABLED=1 $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
