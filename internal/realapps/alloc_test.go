@@ -348,6 +348,16 @@ func compareAllocTruth(t *testing.T, app *testutil.App, run *allocRun, events []
 			"(bpftrace): top 10 by bytes %d/10 (%d/10 as ranked), byte shares agree %.1f%%; top 10 %s\n  truth: %s", total(ep),
 			mib(e.Profile.Bytes), time.Duration(e.WindowEnd-e.WindowStart).Round(time.Millisecond), eTied,
 			Overlap(Top(eb, 10), Top(et, 10)), 100*eAgree, withCounts(Top(eb, 10), eb), withCounts(Top(et, 12), et))
+		// Per class of the truth's first 12: its bytes, the estimate's, and the estimate's samples against
+		// what the truth's byte share predicts (a sample point that falls on a class less often than its
+		// bytes say is a bias of the points, not of the weights).
+		var per strings.Builder
+		tb, all := total(et), total(ep)
+		for _, c := range Top(et, 12) {
+			fmt.Fprintf(&per, "\n    %-60s truth %9d B  est %9d B  samples %5d (bytes predict %.0f)", c, et[c], eb[c], ep[c],
+				float64(all)*float64(et[c])/float64(max(tb, 1)))
+		}
+		t.Logf("per class, the estimator in the full-probe JVM:%s", per.String())
 		record(id, "sample weights in the full-probe JVM vs its full probe: top-10 by bytes", fmt.Sprintf("%d/10", eTied),
 			"≥ 9/10", inconclusive(total(ep), 1000))
 		record(id, "sample weights in the full-probe JVM vs its full probe: byte shares agree", pct(eAgree), "≥ 85%",
