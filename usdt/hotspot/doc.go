@@ -82,12 +82,15 @@
 //     TLAB's top less its start is the probe's size) weighs every byte the thread allocated since its
 //     previous sample, an allocation outside a TLAB its own size (which the next TLAB's sample does not
 //     weigh again), and any other firing nothing (code compiled while the flag is on reports every
-//     allocation: the TLAB samples stand for those). A firing in a TLAB whose start was not seen is not a
-//     sample, nor is an allocation outside a TLAB made then: their bytes go to the thread's next sample. A class's bytes are the sum of its weights: an estimate of what it allocated, summing to
-//     what the traced threads allocated. The window ends (AllocTrace.Freeze) before the flag is switched
-//     off: the code compiled while it was on goes on firing until the uprobes are detached, in TLABs
-//     whose start no longer fires. Measured against JFR in the same JVM and against a second instance
-//     started with the full probe: docs/benchmarks.md.
+//     allocation: the TLAB samples stand for those). A firing in a TLAB whose start was not seen is not
+//     a sample, nor is an allocation outside a TLAB made then: their bytes go to the thread's next
+//     sample. A class's bytes are the sum of its weights: an estimate of what it allocated, summing to
+//     what the traced threads allocated, as good as where the points fall: a loop that allocates the
+//     same sequence over and over can lock the TLAB starts onto a few of its objects (a TLAB's size is
+//     the same between collections), JFR's as well. The window ends (AllocTrace.Freeze) before the flag
+//     is switched off: the code compiled while it was on goes on firing until the uprobes are detached,
+//     in TLABs whose start no longer fires. Measured against JFR in the same JVM, against a second
+//     instance started with the full probe, and in the full-probe JVM itself: docs/benchmarks.md.
 //
 // TraceAlloc counts in the kernel (usdt.Aggregate), keyed by the class name's address and length: a
 // firing costs a hash lookup and two atomic adds, and the name is copied once per class. The cost that
