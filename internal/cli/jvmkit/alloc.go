@@ -97,7 +97,9 @@ compiled while it was on fires until the uprobes are gone, up to a second later 
 a class's bytes estimate what it allocated, classes are sorted by them, and a class with n samples is
 known to about 1/sqrt(n) of its bytes. The estimate is only as good as where new TLABs start: a loop that
 allocates the same sequence over and over can lock them onto a few of its classes (a TLAB's size stays
-the same between collections), under-sampling the others; JFR's samples start at the same points.
+the same between collections), under-sampling the others; JFR's samples start at the same points (a loop
+allocating 8 objects of 32 bytes, 2 of 56 and 1 of 16: the 16-byte class, 4% of the bytes, got 1 sample
+of 53,165 here and 0 of 57,050 in JFR's ObjectAllocationSample).
 Measured under load (Jetty, Tomcat and H2, JDK 17 and 25, 8 s): against JFR's ObjectAllocationSample in
 the same JVM and window, the same samples per class (96-99%) and byte shares agreeing 91-99.8%; against a
 second instance started with the full probe, 7-10 of the top 10 classes and 76-96% of the bytes, as close
