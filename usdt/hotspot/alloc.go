@@ -387,9 +387,10 @@ func (t *AllocTrace) Exited() <-chan struct{} {
 }
 
 // Freeze ends the trace's window: the firings after the call (with Events or Stacks: those at end, a
-// CLOCK_MONOTONIC time taken just before, or later) are not counted, although the uprobes stay attached until Stop, which takes from milliseconds to
-// seconds. A trace with --switch-flags must be frozen before the flag is switched off: the code
-// compiled while it was on goes on firing for every allocation, in TLABs whose start was not seen.
+// CLOCK_MONOTONIC time taken just before, or later) are not counted, although the uprobes stay attached
+// until Stop, which takes from milliseconds to seconds. A trace with --switch-flags must be frozen
+// before the flag is switched off: the code compiled while it was on goes on firing for every
+// allocation, in TLABs whose start was not seen.
 func (t *AllocTrace) Freeze(end uint64) error {
 	if t.agg != nil {
 		return t.agg.Freeze()
