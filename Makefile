@@ -9,10 +9,10 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 COMMIT    := $(shell git rev-parse HEAD 2>/dev/null)
 # The commit's date, not the build's: two builds of one commit are the same bytes.
 DATE      := $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
-CLIPKG    := github.com/jvmkit/jvmkit/internal/cliutil
+CLIPKG    := github.com/jvmkit/jvmkit/cmd/internal/cliutil
 LDFLAGS   := -s -w -X $(CLIPKG).Version=$(VERSION) -X $(CLIPKG).Commit=$(COMMIT) -X $(CLIPKG).Date=$(DATE)
 DIST      ?= $(CURDIR)/dist
-RELEASE   := cd tools/release && $(GO) run .
+RELEASE   := cd cmd/release && $(GO) run .
 GOLANGCI  := $(BIN)/golangci-lint
 GOLANGCI_VERSION := v2.15.0
 FUZZTIME  ?= 20s
@@ -62,7 +62,7 @@ fmt-check:
 # not a failure ("parallel golangci-lint is running").
 lint: fmt-check vet $(GOLANGCI)
 	$(GOLANGCI) run --allow-serial-runners ./...
-	cd tools/release && $(GO) vet ./... && $(CURDIR)/$(GOLANGCI) run --allow-serial-runners ./...
+	cd cmd/release && $(GO) vet ./... && $(CURDIR)/$(GOLANGCI) run --allow-serial-runners ./...
 
 $(GOLANGCI):
 	GOBIN=$(CURDIR)/$(BIN) CGO_ENABLED=1 $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
@@ -92,7 +92,7 @@ agent:
 # Everything a user downloads, from the commit at HEAD (VERSION= to name it otherwise): per architecture
 # (amd64, arm64) a .tar.gz (binaries, README, completions, man pages), a .deb, an .rpm and an OCI image
 # archive, and SHA256SUMS, in dist/. Reproducible: a second run gives the same SHA256SUMS. See
-# tools/release (a module of its own, so that nfpm and go-containerregistry stay out of go.mod).
+# cmd/release (a module of its own, so that nfpm and go-containerregistry stay out of go.mod).
 release:
 	$(RELEASE) dist -version '$(VERSION)' -commit '$(COMMIT)' -date '$(DATE)' -out '$(DIST)'
 	cd '$(DIST)' && sha256sum -c SHA256SUMS
@@ -110,14 +110,14 @@ image:
 # Through testsummary as unit is: skipped tests listed with their reasons, CPU and wall time per test.
 release-test:
 	$(GO) build -o $(BIN)/testsummary ./scripts/testsummary
-	cd tools/release && $(CURDIR)/$(BIN)/testsummary -json $(CURDIR)/$(BIN)/release-test-events.json \
+	cd cmd/release && $(CURDIR)/$(BIN)/testsummary -json $(CURDIR)/$(BIN)/release-test-events.json \
 	  -cpu $(CURDIR)/$(BIN)/release-test-cpu.json -- \
 	  $(GO) test -json -exec '$(CURDIR)/$(BIN)/testsummary wrap' -count=1 -timeout 20m ./...
 
 # The packages whose tests need no live JVM, built for arm64 and run under qemu-user-static (go test -exec).
 # The exhaustive truncation and corruption loops are left to the amd64 run: they test the same code on
 # every byte, at 10-20 times the cost under emulation, and find nothing that their arm64 seeds do not.
-ARM64_PKGS := ./attach/... ./flame/... ./jfr/... ./internal/hsperf/... ./internal/javaname/... ./internal/cli/... ./internal/cliutil/...
+ARM64_PKGS := ./attach/... ./flame/... ./jfr/... ./internal/hsperf/... ./internal/javaname/... ./cmd/internal/agent/... ./cmd/internal/gjcmd/... ./cmd/internal/gjmaps/... ./cmd/internal/jfrexport/... ./cmd/internal/jitrecord/... ./cmd/internal/jvmkit/... ./cmd/internal/cliutil/...
 ARM64_SKIP := ^(TestCorrupt|TestTruncated|TestRealTruncated|TestFoldRandom)$$
 arm64:
 	GOARCH=arm64 $(GO) test -short -count=1 -skip '$(ARM64_SKIP)' -exec qemu-aarch64-static $(ARM64_PKGS)

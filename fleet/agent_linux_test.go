@@ -29,7 +29,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/jvmkit/jvmkit/fleet"
-	jvmkitcli "github.com/jvmkit/jvmkit/internal/cli/jvmkit"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
@@ -156,12 +155,13 @@ func cgroup2Mount(t *testing.T) string {
 	return ""
 }
 
-// oneShot runs `jvmkit profile` on pid for d and returns its folded stacks.
-func oneShot(pid int, d time.Duration, freq int) (map[string]int64, error) {
+// oneShot runs `jvmkit profile` (the binary jvmkit) on pid for d and returns its folded stacks.
+func oneShot(jvmkit string, pid int, d time.Duration, freq int) (map[string]int64, error) {
 	var out, errOut bytes.Buffer
-	code := jvmkitcli.Main([]string{"profile", strconv.Itoa(pid), "-d", d.String(), "-F", strconv.Itoa(freq), "--format", "folded"}, &out, &errOut)
-	if code != 0 {
-		return nil, fmt.Errorf("jvmkit profile: exit %d: %s", code, errOut.String())
+	cmd := exec.Command(jvmkit, "profile", strconv.Itoa(pid), "-d", d.String(), "-F", strconv.Itoa(freq), "--format", "folded")
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("jvmkit profile: %v: %s", err, errOut.String())
 	}
 	stacks := map[string]int64{}
 	for line := range strings.SplitSeq(strings.TrimSpace(out.String()), "\n") {
@@ -392,12 +392,13 @@ func TestAgentBackends(t *testing.T) {
 		err    error
 	}
 	shots := make([]shot, windows)
+	jvmkit := testutil.BuildTool(t, "cmd/jvmkit")
 	var shooters sync.WaitGroup
 	for r := range 2 {
 		shooters.Go(func() {
 			for k := r; k < windows; k += 2 {
 				<-time.After(time.Until(cutAt.Add(time.Duration(k) * window))) // a wall-clock start, not a wait for an event
-				s, err := oneShot(jvms[0].j.PID, window, freq)
+				s, err := oneShot(jvmkit, jvms[0].j.PID, window, freq)
 				shots[k] = shot{s, err}
 			}
 		})

@@ -209,58 +209,6 @@ func (c *Client) checkLibrary(ctx context.Context, cmd, p string) error {
 	return fmt.Errorf("jcmd: %s: check %s: %w", cmd, p, err)
 }
 
-// oddQuote reports a word whose key or value has a quote that does not open it, or text after the quote
-// that closes it (other than the "=" after a quoted key).
-func oddQuote(w string) bool {
-	isQuote := func(b byte) bool { return b == '"' || b == '\'' }
-	pos := 0
-	if pos < len(w) && isQuote(w[pos]) {
-		j, ok := closingQuote(w, pos)
-		if !ok {
-			return true
-		}
-		if pos = j + 1; pos == len(w) {
-			return false
-		}
-		if w[pos] != '=' {
-			return true
-		}
-	} else {
-		for pos < len(w) && w[pos] != '=' {
-			if isQuote(w[pos]) {
-				return true
-			}
-			pos++
-		}
-		if pos == len(w) {
-			return false
-		}
-	}
-	pos++ // the "="
-	if pos < len(w) && isQuote(w[pos]) {
-		j, ok := closingQuote(w, pos)
-		return !ok || j != len(w)-1
-	}
-	return strings.ContainsAny(w[pos:], "\"'")
-}
-
-// ambiguousLine refuses a line that HotSpot's parser (DCmdArgIter) and jdk.jfr's read differently from
-// SplitLine and parseArg, so that what is prepared could differ from what the JVM opens: white space
-// other than spaces after the command name (HotSpot starts the arguments at the character that ended
-// the name, a tab included, and splits them at spaces only), and a quote that does not open a key or
-// a value (HotSpot moves the word's start on by one character there and keeps the quote).
-func ambiguousLine(line string, words []string) error {
-	if strings.ContainsAny(strings.TrimLeft(line, " \t\v\f\r"), "\t\v\f\r") {
-		return errors.New("white space other than spaces in the line: HotSpot takes a tab or other such character as part of an argument; separate arguments with spaces")
-	}
-	for _, w := range words[min(1, len(words)):] {
-		if oddQuote(w) {
-			return fmt.Errorf("a quote inside %q: HotSpot and JFR read it differently; quote a whole key or value", w)
-		}
-	}
-	return nil
-}
-
 // preparePlanned makes the planned writes of command name safe (see PrepareWrites).
 func (c *Client) preparePlanned(ctx context.Context, name string, planned []write) (*Writes, error) {
 	if len(planned) == 0 {

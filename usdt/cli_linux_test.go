@@ -1,7 +1,6 @@
 package usdt_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os/exec"
 	"strconv"
@@ -11,15 +10,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	jvmkitcli "github.com/jvmkit/jvmkit/internal/cli/jvmkit"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/usdt"
 )
 
-func jvmkit(args ...string) (stdout, stderr string, code int) {
-	var o, e bytes.Buffer
-	code = jvmkitcli.Main(args, &o, &e)
-	return o.String(), e.String(), code
+// jvmkit runs the jvmkit binary with args.
+func jvmkit(t testing.TB, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return testutil.RunTool(t, "cmd/jvmkit", args...)
 }
 
 // waitFor waits until the buffer contains s.
@@ -37,7 +35,7 @@ func TestCLIList(t *testing.T) {
 	fxs := buildFixtures(t)
 	f := fxs[0]
 	notes := readelfNotes(t, f.probe)
-	out, errOut, code := jvmkit("usdt", "list", f.probe)
+	out, errOut, code := jvmkit(t, "usdt", "list", f.probe)
 	if code != 0 {
 		t.Fatalf("exit status %d: %s", code, errOut)
 	}
@@ -46,7 +44,7 @@ func TestCLIList(t *testing.T) {
 	}
 	checkList(t, out, notes)
 
-	out, _, code = jvmkit("--json", "usdt", "list", f.probe, "multi", "fx:s?ma")
+	out, _, code = jvmkit(t, "--json", "usdt", "list", f.probe, "multi", "fx:s?ma")
 	var doc struct {
 		Schema string `json:"schema"`
 		Data   struct {
@@ -77,7 +75,7 @@ func TestCLIList(t *testing.T) {
 
 	// A process: its modules, the library fixture's probes in libfx.so.
 	fx := startFixture(t, fxs[2].exe)
-	out, errOut, code = jvmkit("usdt", "list", strconv.Itoa(fx.pid), "fx:multi")
+	out, errOut, code = jvmkit(t, "usdt", "list", strconv.Itoa(fx.pid), "fx:multi")
 	if code != 0 || !strings.Contains(out, "# "+fxs[2].probe+": 3 sites of 1 probes") {
 		t.Errorf("list of pid %d: exit status %d\n%s%s", fx.pid, code, out, errOut)
 	}
@@ -93,7 +91,7 @@ func TestCLIList(t *testing.T) {
 		{[]string{"usdt", "list", "/nonexistent"}, 1, "no such file"},
 		{[]string{"usdt", "list", "0"}, 2, "not a pid"},
 	} {
-		_, errOut, code := jvmkit(tc.args...)
+		_, errOut, code := jvmkit(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit status %d, %q; want %d and %q", tc.args, code, errOut, tc.code, tc.want)
 		}
@@ -166,10 +164,15 @@ func TestCLITrace(t *testing.T) {
 			fx := startFixture(t, f.exe)
 			var stdout, stderr testutil.SyncBuffer
 			done := make(chan int)
+			cmd := exec.Command(testutil.BuildTool(t, "cmd/jvmkit"), "usdt", "trace", strconv.Itoa(fx.pid), "fx:*",
+				"--string", "fx:str=0:1", "--string", "longstr=0:1", "--string", "fx:cstr=0", "--string", "badstr=0:1", "--string-size", "100")
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
 			go func() {
-				done <- jvmkitcli.Main([]string{"usdt", "trace", strconv.Itoa(fx.pid), "fx:*",
-					"--string", "fx:str=0:1", "--string", "longstr=0:1", "--string", "fx:cstr=0", "--string", "badstr=0:1", "--string-size", "100"},
-					&stdout, &stderr)
+				cmd.Wait()
+				done <- cmd.ProcessState.ExitCode()
 			}()
 			waitFor(t, &stderr, "tracing 16 sites of 14 probes in process "+strconv.Itoa(fx.pid), 30*time.Second)
 			var want []string
@@ -294,7 +297,7 @@ func TestCLITraceDurationAndErrors(t *testing.T) {
 	fx := startFixture(t, f.exe)
 	pid := strconv.Itoa(fx.pid)
 	start := time.Now()
-	out, errOut, code := jvmkit("usdt", "trace", pid, "fx:noargs", "--duration", "1s")
+	out, errOut, code := jvmkit(t, "usdt", "trace", pid, "fx:noargs", "--duration", "1s")
 	if took := time.Since(start); code != 0 || out != "" || took < time.Second || took > 10*time.Second ||
 		!strings.Contains(errOut, "0 events, 0 dropped") {
 		t.Errorf("--duration 1s: exit status %d after %v, stdout %q, stderr %q", code, took, out, errOut)
@@ -319,7 +322,7 @@ func TestCLITraceDurationAndErrors(t *testing.T) {
 		{[]string{"usdt", "trace", pid, "fx:str", "--duration", "-1s"}, 2, "negative"},
 		{[]string{"usdt", "trace", strconv.Itoa(dead.Process.Pid), "fx:str"}, 3, "no such process"},
 	} {
-		_, errOut, code := jvmkit(tc.args...)
+		_, errOut, code := jvmkit(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit status %d, %q; want %d and %q", tc.args, code, errOut, tc.code, tc.want)
 		}

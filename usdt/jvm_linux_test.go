@@ -1,7 +1,6 @@
 package usdt_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	jvmkitcli "github.com/jvmkit/jvmkit/internal/cli/jvmkit"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/perfmap"
 	"github.com/jvmkit/jvmkit/usdt"
@@ -46,7 +44,7 @@ func TestLibjvmNotes(t *testing.T) {
 				t.Errorf("no %s", name)
 			}
 		}
-		out, errOut, code := jvmkit("usdt", "list", libjvm(jdk))
+		out, errOut, code := jvmkit(t, "usdt", "list", libjvm(jdk))
 		if code != 0 {
 			t.Fatalf("jvmkit usdt list: exit status %d: %s", code, errOut)
 		}
@@ -144,11 +142,10 @@ func testCompiledMethodLoad(t *testing.T, jdk testutil.JDK, namespace bool) {
 		JVMArgs:   []string{"-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,gen.*::*", "-XX:+UseSerialGC"},
 		Namespace: namespace,
 	})
-	var stdout, stderr bytes.Buffer
-	code := jvmkitcli.Main([]string{"usdt", "trace", strconv.Itoa(j.PID), "hotspot:compiled__method__load",
-		"--string", "compiled__method__load=0:1,2:3,4:5", "--duration", "8s"}, &stdout, &stderr)
+	stdout, stderr, code := testutil.RunTool(t, "cmd/jvmkit", "usdt", "trace", strconv.Itoa(j.PID), "hotspot:compiled__method__load",
+		"--string", "compiled__method__load=0:1,2:3,4:5", "--duration", "8s")
 	if code != 0 {
-		t.Fatalf("jvmkit usdt trace: exit status %d\n%s", code, stderr.String())
+		t.Fatalf("jvmkit usdt trace: exit status %d\n%s", code, stderr)
 	}
 	entries, err := perfmap.FromJcmd(context.Background(), j.PID)
 	if err != nil {
@@ -165,7 +162,7 @@ func testCompiledMethodLoad(t *testing.T, jdk testutil.JDK, namespace bool) {
 	}
 	latest := make(map[uint64]load) // by address: a freed nmethod's space can be reused
 	events := 0
-	dec := json.NewDecoder(&stdout)
+	dec := json.NewDecoder(strings.NewReader(stdout))
 	for dec.More() {
 		var ev struct {
 			PID     int               `json:"pid"`
@@ -212,7 +209,7 @@ func testCompiledMethodLoad(t *testing.T, jdk testutil.JDK, namespace bool) {
 	if gen < 200 || found < len(latest)/2 {
 		t.Errorf("only %d of %d traced addresses are in the perf map, %d of them gen.* methods", found, len(latest), gen)
 	}
-	if !strings.Contains(stderr.String(), " 0 dropped") {
-		t.Errorf("drops: %s", stderr.String())
+	if !strings.Contains(stderr, " 0 dropped") {
+		t.Errorf("drops: %s", stderr)
 	}
 }

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/jvmkit/jvmkit/internal/cli/gjcmd"
+	"github.com/jvmkit/jvmkit/cmd/internal/gjcmd"
 )
 
 func main() {

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/jvmkit/jvmkit/internal/cli/gjmaps"
+	"github.com/jvmkit/jvmkit/cmd/internal/gjmaps"
 )
 
 func main() {

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jvmkit/jvmkit/internal/cli/gjmaps"
+	"github.com/jvmkit/jvmkit/cmd/internal/gjmaps"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/perfmap"
 )

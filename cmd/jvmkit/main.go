@@ -5,9 +5,9 @@ package main
 import (
 	"os"
 
-	"github.com/jvmkit/jvmkit/internal/cli/agent"
-	"github.com/jvmkit/jvmkit/internal/cli/jfrexport"
-	"github.com/jvmkit/jvmkit/internal/cli/jvmkit"
+	"github.com/jvmkit/jvmkit/cmd/internal/agent"
+	"github.com/jvmkit/jvmkit/cmd/internal/jfrexport"
+	"github.com/jvmkit/jvmkit/cmd/internal/jvmkit"
 )
 
 func main() {

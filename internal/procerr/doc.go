@@ -11,5 +11,5 @@
 // # Compatibility
 //
 // The values and their messages are part of the CLI's contract (exit codes are chosen by errors.Is on
-// them, internal/cliutil): a change of message changes what users read after "tool: ".
+// them, cmd/internal/cliutil): a change of message changes what users read after "tool: ".
 package procerr

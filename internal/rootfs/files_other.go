@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // Open opens a file inside a process's root. It needs Linux's openat2: elsewhere it fails with
@@ -85,6 +86,19 @@ func WriteOutput(path string, perm uint32, write func(io.Writer) error) error {
 		err = cerr
 	}
 	return err
+}
+
+// CheckOutput checks that path's directory exists and that nothing but a regular file sits at path.
+func CheckOutput(path string) error {
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil {
+		return err
+	} else if !fi.IsDir() {
+		return fmt.Errorf("write %s: %s is not a directory", path, filepath.Dir(path))
+	}
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("write %s: not a regular file", path)
+	}
+	return nil
 }
 
 // MakePrivateDir is not supported on this platform.

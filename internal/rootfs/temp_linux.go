@@ -254,21 +254,11 @@ func ReadStable(f *os.File) ([]byte, error) {
 // followed only as OpenOutputDir says. An existing regular file at path
 // is replaced by a new one of the caller's, mode perm.
 func WriteOutput(path string, perm uint32, write func(io.Writer) error) error {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	if name == "" || name == "." || name == ".." {
-		return fmt.Errorf("write %s: not a file name", path)
-	}
-	dfd, err := OpenOutputDir(dir, unix.O_PATH)
+	dfd, dir, name, err := openOutput(path)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	defer unix.Close(dfd)
-	if _, err := CheckFinal(dfd, dir, name); err != nil {
-		return fmt.Errorf("write %w", err)
-	}
 	prefix := "." + name + "."
 	RemoveStale(dfd, prefix, ".tmp")
 	t, err := CreateTemp(dfd, dir, prefix, ".tmp", perm)
@@ -284,4 +274,40 @@ func WriteOutput(path string, perm uint32, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return t.Publish(name, true)
+}
+
+// CheckOutput checks, before a long task, that WriteOutput could write path when the task is done: its
+// directory is there, can be written and is reached as WriteOutput reaches it, and nothing but a regular
+// file sits at the name. It creates nothing.
+func CheckOutput(path string) error {
+	dfd, dir, _, err := openOutput(path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	// The caller's own rights (root's too: a read-only file system is EROFS).
+	if err := unix.Faccessat(unix.AT_FDCWD, dir, unix.W_OK, unix.AT_EACCESS); err != nil {
+		return fmt.Errorf("write %s: directory %s: %w", path, dir, err)
+	}
+	return nil
+}
+
+// openOutput opens the directory of path for WriteOutput and checks what is at its name.
+func openOutput(path string) (dfd int, dir, name string, err error) {
+	dir, name = filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if name == "" || name == "." || name == ".." {
+		return -1, "", "", fmt.Errorf("write %s: not a file name", path)
+	}
+	dfd, err = OpenOutputDir(dir, unix.O_PATH)
+	if err != nil {
+		return -1, "", "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := CheckFinal(dfd, dir, name); err != nil {
+		unix.Close(dfd)
+		return -1, "", "", fmt.Errorf("write %w", err)
+	}
+	return dfd, dir, name, nil
 }

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,4 +58,23 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// RunTool runs the binary of pkg (built once by [BuildTool]) with args and returns what it printed and its
+// exit status; a binary that cannot be started fails the test.
+func RunTool(t testing.TB, pkg string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	cmd := exec.Command(BuildTool(t, pkg), args...)
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode() // -1 if a signal ended it
+	default:
+		t.Fatalf("testutil: %s: %v", pkg, err)
+	}
+	return o.String(), e.String(), code
 }

@@ -23,7 +23,7 @@
 // Switch restores it. jvmkit alloc --switch-flags restores it on every exit path: after --duration, on
 // SIGINT, SIGTERM and SIGHUP (they cancel the command's context, and the command returns through its
 // deferred restore), when the JVM exits, and on errors. SwitchOnKept tells a Keeper of each change before
-// it is made: jvmkit's is internal/guard, whose guardian process restores the flag if the command is
+// it is made: jvmkit's is cmd/internal/guard, whose guardian process restores the flag if the command is
 // killed, and whose record lets a later command restore a change whose command and guardian were both
 // killed.
 //

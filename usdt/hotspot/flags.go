@@ -52,7 +52,7 @@ func FlagOn(states []FlagState, name string) bool {
 }
 
 // Keeper is told of each flag change before it is made and asked before it is undone, so that something
-// that outlives the caller can undo it if the caller is killed (jvmkit's guardian, internal/guard), and
+// that outlives the caller can undo it if the caller is killed (jvmkit's guardian, cmd/internal/guard), and
 // so that concurrent callers share one change.
 type Keeper interface {
 	// KeepFlag is called before bool flag name, now cur, is set to want. It returns whether the caller
@@ -73,6 +73,8 @@ type Switch struct {
 	k       Keeper
 	mu      sync.Mutex
 	changed []string
+	off     []string // set back to false by Restore
+	kept    []string // left as another change holds them
 }
 
 // SwitchOn sets each named bool flag to true in the live JVM j through w, and remembers those it changed
@@ -150,18 +152,32 @@ func (s *Switch) Restore() error {
 	var left []string
 	for _, name := range s.changed {
 		var err error
+		wrote, to := s.k == nil, false
 		if s.k != nil {
-			err = s.k.ReleaseFlag(name, func(old bool) error { return s.set(name, old) })
+			err = s.k.ReleaseFlag(name, func(old bool) error { wrote, to = true, old; return s.set(name, old) })
 		} else {
 			err = s.set(name, false)
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			errs = append(errs, err)
 			left = append(left, name)
+		case wrote && !to:
+			s.off = append(s.off, name)
+		default:
+			s.kept = append(s.kept, name)
 		}
 	}
 	s.changed = left
 	return errors.Join(errs...)
+}
+
+// Restored returns what Restore did: the flags it set back to false, and those it left on because
+// another change holds them (another jvmkit command, or 'jvmkit flags --set' since the switch).
+func (s *Switch) Restored() (off, kept []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.off...), append([]string(nil), s.kept...)
 }
 
 // set writes flag name back to v; a JVM that is gone is not an error.

@@ -90,7 +90,7 @@ func TestGCAgainstXlog(t *testing.T) {
 					logSpec = "-Xlog:gc,gc+phases:stdout:timenanos,uptimenanos"
 				}
 				j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "GCMix", Args: c.mix, JVMArgs: append(c.args, logSpec)})
-				out, errOut, code := jvmkit("gc", strconv.Itoa(j.PID), "--duration", "3s", "--json")
+				out, errOut, code := jvmkit(t, "gc", strconv.Itoa(j.PID), "--duration", "3s", "--json")
 				if code != 0 {
 					t.Fatalf("jvmkit gc: exit status %d\n%s", code, errOut)
 				}

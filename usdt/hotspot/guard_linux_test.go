@@ -193,11 +193,11 @@ func TestSwitchFlagsKilled(t *testing.T) {
 			if !readFlag(t, j.PID, hotspot.AllocProbes) {
 				t.Fatal("DTraceAllocProbes is false after the command and its guardian were killed: who restored it?")
 			}
-			_, errOut, code := jvmkit("flags", pid, hotspot.AllocProbes)
+			_, errOut, code := jvmkit(t, "flags", pid, hotspot.AllocProbes)
 			if code != 0 || !strings.Contains(errOut, "left behind") || !strings.Contains(errOut, "jvmkit alloc --restore "+pid) {
 				t.Errorf("jvmkit flags does not say the flag was left behind: exit status %d\n%s", code, errOut)
 			}
-			out, errOut, code := jvmkit("alloc", "--restore", pid)
+			out, errOut, code := jvmkit(t, "alloc", "--restore", pid)
 			t.Logf("jvmkit alloc --restore: %s%s", out, errOut)
 			if code != 0 || !strings.Contains(out, "restored DTraceAllocProbes to false") {
 				t.Errorf("jvmkit alloc --restore: exit status %d\n%s%s", code, out, errOut)
@@ -205,10 +205,10 @@ func TestSwitchFlagsKilled(t *testing.T) {
 			if readFlag(t, j.PID, hotspot.AllocProbes) {
 				t.Error("DTraceAllocProbes is still true after jvmkit alloc --restore")
 			}
-			if out, _, code := jvmkit("alloc", "--restore", pid); code != 0 || !strings.Contains(out, "nothing to restore") {
+			if out, _, code := jvmkit(t, "alloc", "--restore", pid); code != 0 || !strings.Contains(out, "nothing to restore") {
 				t.Errorf("second jvmkit alloc --restore: exit status %d\n%s", code, out)
 			}
-			if _, errOut, _ := jvmkit("flags", pid, hotspot.AllocProbes); !strings.Contains(errOut, "restored to false by jvmkit alloc --restore") {
+			if _, errOut, _ := jvmkit(t, "flags", pid, hotspot.AllocProbes); !strings.Contains(errOut, "restored to false by jvmkit alloc --restore") {
 				t.Errorf("jvmkit flags does not say who restored the flag:\n%s", errOut)
 			}
 		})
@@ -222,6 +222,9 @@ func TestSwitchFlagsKilled(t *testing.T) {
 			if code := a.wait(t); code != 0 {
 				t.Errorf("first run: exit status %d\n%s", code, a.stderr.String())
 			}
+			if e := a.stderr.String(); strings.Contains(e, "off again") || !strings.Contains(e, "left DTraceAllocProbes as it is") {
+				t.Errorf("the first of two runs does not say it left the flag on:\n%s", e)
+			}
 			if !readFlag(t, j.PID, hotspot.AllocProbes) {
 				t.Error("DTraceAllocProbes went false when the first of two runs ended")
 			}
@@ -229,6 +232,29 @@ func TestSwitchFlagsKilled(t *testing.T) {
 			killed := time.Now()
 			t.Logf("second run killed: flag false %v later", flagOffWithin(t, vm, killed, time.Second))
 			b.wait(t)
+			waitNoGuardian(t, j.PID)
+		})
+		t.Run("replaced", func(t *testing.T) {
+			// A 'flags --set' during the run replaces alloc's change: alloc leaves the flag as that set it,
+			// and says so instead of claiming to have switched it off.
+			r := startAllocRun(t, bin, pid, "--switch-flags", "--duration", "60s")
+			r.waitFor(t, "counting allocations")
+			if _, errOut, code := jvmkit(t, "flags", pid, "--set", hotspot.AllocProbes+"=true", "--write-memory"); code != 0 {
+				t.Fatalf("jvmkit flags --set: exit status %d\n%s", code, errOut)
+			}
+			_ = r.cmd.Process.Signal(unix.SIGINT)
+			if code := r.wait(t); code != 0 {
+				t.Errorf("alloc: exit status %d\n%s", code, r.stderr.String())
+			}
+			if e := r.stderr.String(); strings.Contains(e, "off again") || !strings.Contains(e, "left DTraceAllocProbes as it is") {
+				t.Errorf("alloc does not say it left the flag as 'flags --set' set it:\n%s", e)
+			}
+			if !readFlag(t, j.PID, hotspot.AllocProbes) {
+				t.Error("DTraceAllocProbes is false: alloc undid a later 'flags --set'")
+			}
+			if _, errOut, code := jvmkit(t, "flags", pid, "--set", hotspot.AllocProbes+"=false", "--write-memory"); code != 0 {
+				t.Fatalf("jvmkit flags --set false: exit status %d\n%s", code, errOut)
+			}
 			waitNoGuardian(t, j.PID)
 		})
 	})

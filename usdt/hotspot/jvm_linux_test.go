@@ -1,7 +1,6 @@
 package hotspot_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os/exec"
@@ -12,17 +11,16 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	jvmkitcli "github.com/jvmkit/jvmkit/internal/cli/jvmkit"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/usdt/hotspot"
 	"github.com/jvmkit/jvmkit/vmstructs"
 )
 
-func jvmkit(args ...string) (stdout, stderr string, code int) {
-	var o, e bytes.Buffer
-	code = jvmkitcli.Main(args, &o, &e)
-	return o.String(), e.String(), code
+// jvmkit runs the jvmkit binary with args.
+func jvmkit(t testing.TB, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return testutil.RunTool(t, "cmd/jvmkit", args...)
 }
 
 // allocOutput is the part of jvmkit.alloc/v1 the tests read.
@@ -86,7 +84,7 @@ func TestAllocAll(t *testing.T) {
 			JVMArgs: []string{"-XX:+DTraceAllocProbes", "-Xmx128m", "-Xlog:gc:stdout", "-XX:+UseG1GC"},
 		})
 		pid := strconv.Itoa(j.PID)
-		out, errOut, code := jvmkit("alloc", pid, "--duration", "3s", "--json", "--top", "5")
+		out, errOut, code := jvmkit(t, "alloc", pid, "--duration", "3s", "--json", "--top", "5")
 		if n, err := jdk.Probes(); err == nil && n == 0 {
 			// A JDK built without probes: the command says so, and why.
 			if code == 0 || !strings.Contains(errOut, "no HotSpot probes") || !strings.Contains(errOut, "--enable-dtrace") {
@@ -178,7 +176,7 @@ func TestSwitchFlags(t *testing.T) {
 			t.Fatal("DTraceAllocProbes is on before the test")
 		}
 		// Without --switch-flags, alloc refuses and says what to do.
-		if _, errOut, code := jvmkit("alloc", strconv.Itoa(j.PID), "--duration", "1s"); code == 0 || !strings.Contains(errOut, "--switch-flags") {
+		if _, errOut, code := jvmkit(t, "alloc", strconv.Itoa(j.PID), "--duration", "1s"); code == 0 || !strings.Contains(errOut, "--switch-flags") {
 			t.Errorf("alloc without the flag: exit status %d, %s", code, errOut)
 		}
 		for _, end := range []string{"duration", "SIGINT", "SIGTERM"} {

@@ -91,7 +91,7 @@ func TestAllocStacks(t *testing.T) {
 		})
 		t.Run("switched", func(t *testing.T) {
 			j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "AllocStacks", JVMArgs: []string{"-Xmx128m"}})
-			out, errOut, code := jvmkit("alloc", strconv.Itoa(j.PID), "--stacks", "--switch-flags", "--duration", "2s")
+			out, errOut, code := jvmkit(t, "alloc", strconv.Itoa(j.PID), "--stacks", "--switch-flags", "--duration", "2s")
 			if code != 0 {
 				t.Fatalf("jvmkit alloc --stacks: exit status %d\n%s", code, errOut)
 			}

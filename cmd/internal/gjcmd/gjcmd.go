@@ -1,0 +1,678 @@
+package gjcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/cmd/internal/cliutil"
+	"github.com/jvmkit/jvmkit/internal/hsperf"
+	"github.com/jvmkit/jvmkit/internal/rootfs"
+	"github.com/jvmkit/jvmkit/jcmd"
+)
+
+// rawOp reports the attach operations gjcmd sends as they are (jattach style), but for "jcmd", whose
+// command line runs as a diagnostic command (checked, its files prepared), and the files dumpheap and
+// inspectheap write (jcmd.Client.PrepareOperation). No diagnostic command has one of these names (those
+// contain a dot, apart from "help"). A switch rather than a map: a
+// package-level map is built at every start, and gjcmd starts often.
+func rawOp(name string) bool {
+	switch name {
+	case "load", "properties", "agentProperties", "datadump", "threaddump",
+		"dumpheap", "inspectheap", "setflag", "printflag", "jcmd", "getversion":
+		return true
+	}
+	return false
+}
+
+// Main runs gjcmd with the given arguments (without the program name) and returns the exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	g := newGjcmd(stdout, stderr)
+	if len(args) > 0 && (args[0] == cliutil.CompleteRequest || args[0] == cliutil.CompleteRequestNoDesc) {
+		g.completeRequest(args[0] == cliutil.CompleteRequestNoDesc, args[1:])
+		return cliutil.ExitOK
+	}
+	if completionScript(args, stdout) {
+		return cliutil.ExitOK
+	}
+	rest, _, err := g.parse(args)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "gjcmd: %v\n\n%s", err, g.usage())
+		return cliutil.ExitUsage
+	case g.help:
+		fmt.Fprintf(stdout, "%s\n\n%s", Long, g.usage())
+		return cliutil.ExitOK
+	case g.version:
+		fmt.Fprint(stdout, cliutil.VersionText("gjcmd"))
+		return cliutil.ExitOK
+	}
+	ctx, arm, stop := cliutil.LazySignalContext()
+	defer stop()
+	g.arm = arm
+	return cliutil.Finish(ctx, "gjcmd", g.run(ctx, rest), stderr, g.usage)
+}
+
+func usagef(format string, args ...any) error { return cliutil.UsageErrorf(format, args...) }
+
+type gjcmd struct {
+	stdout, stderr io.Writer
+	list           bool
+	timeout        time.Duration
+	attachTimeout  time.Duration
+	jsonOut        bool
+	verbose        bool
+	protocol       int
+	streaming      bool
+	copyTo         string
+	output         string
+	overwrite      bool
+	noCheck        bool
+	help           bool
+	version        bool
+	// arm puts in the SIGINT/SIGTERM handler (cliutil.LazySignalContext): at once, in the background,
+	// unless the request only reads (see readOnly); then only if attach has to start the listener.
+	arm func()
+}
+
+// request is what to do with each selected JVM.
+type request struct {
+	kind    string   // "dcmd", "file", "perfcounters", "raw"
+	lines   []string // dcmd: one line; file: each line of the file
+	op      string   // raw
+	args    []string // raw
+	display string   // command as shown in JSON results
+}
+
+func (g *gjcmd) run(ctx context.Context, args []string) error {
+	if g.list || len(args) == 0 {
+		if len(args) > 0 {
+			return usagef("-l takes no arguments")
+		}
+		return g.listJVMs(ctx)
+	}
+	if g.protocol < 0 || g.protocol > 2 {
+		return usagef("--protocol must be 0, 1 or 2")
+	}
+	if g.copyTo != "" && g.output != "" {
+		return usagef("--copy-to and -o exclude each other")
+	}
+	req, err := parseRequest(args[1:])
+	if err != nil {
+		return err
+	}
+	pids, err := jcmd.Select(ctx, args[0])
+	if err != nil {
+		if errors.Is(err, jcmd.ErrNoMatch) {
+			fmt.Fprintf(g.stderr, "Could not find any processes matching : '%s'\n", args[0])
+			return cliutil.Exit(cliutil.ExitNoJVM)
+		}
+		return err
+	}
+	if !g.readOnly(req) || g.jsonOut || len(pids) > 1 {
+		// Interrupted, the command has something to undo or report: what it changed, or (buffered for
+		// several JVMs or JSON) the output it already has.
+		go g.arm()
+	}
+	if g.jsonOut || len(pids) > 1 {
+		return g.runBuffered(ctx, pids, req)
+	}
+	// One JVM: stream its output as it arrives.
+	fmt.Fprintf(g.stdout, "%d:\n", pids[0])
+	res := g.execute(ctx, pids[0], req, g.stdout)
+	return g.finish(res)
+}
+
+func parseRequest(words []string) (request, error) {
+	for i, w := range words {
+		if w == "-f" {
+			switch {
+			case i != 0:
+				return request{}, usagef("-f must come right after the target")
+			case len(words) == 1:
+				return request{}, usagef("no file specified for -f")
+			case len(words) > 2:
+				return request{}, usagef("options after -f are not allowed")
+			}
+			b, err := readCommandFile(words[1])
+			if err != nil {
+				return request{}, usagef("could not read from file specified with -f option: %v", err)
+			}
+			text := strings.TrimSuffix(string(b), "\n")
+			lines := strings.Split(text, "\n")
+			for i, l := range lines {
+				lines[i] = strings.TrimSuffix(l, "\r") // jcmd reads lines with readLine, which takes CRLF too
+			}
+			return request{kind: "file", lines: lines, display: "-f " + words[1]}, nil
+		}
+		if w == "PerfCounter.print" {
+			return request{kind: "perfcounters", display: w}, nil
+		}
+	}
+	if len(words) > 0 && words[0] == "jcmd" {
+		// jattach's "jcmd" operation carries a command line: run it as one, checked and prepared.
+		words = words[1:]
+	} else if len(words) > 0 && rawOp(words[0]) {
+		return request{kind: "raw", op: words[0], args: words[1:], display: strings.Join(words, " ")}, nil
+	}
+	line := strings.Join(words, " ")
+	if line == "" {
+		// Like jcmd: no command lists the available ones.
+		line = "help"
+	}
+	return request{kind: "dcmd", lines: []string{line}, display: line}, nil
+}
+
+// maxCommandFile bounds a -f file: a few thousand command lines.
+const maxCommandFile = 1 << 20
+
+// readCommandFile reads a -f file: a regular file (a FIFO or device could block or never end), of at most
+// maxCommandFile bytes, text without NUL bytes.
+func readCommandFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := rootfs.ReadRegular(f, path, maxCommandFile)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		return nil, fmt.Errorf("%s holds NUL bytes: not a text file of commands", path)
+	}
+	return b, nil
+}
+
+// result is the outcome for one JVM.
+type result struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
+	Status  *int   `json:"status,omitempty"` // the JVM's reply status, when it replied
+	Output  string `json:"output"`
+	Error   string `json:"error,omitempty"`
+	Exit    int    `json:"exit"`
+	// Files are the files the command wrote, with the host path and, with --copy-to/-o, the copy.
+	Files []writtenFile `json:"files,omitempty"`
+	// Notes are things worth telling beyond the JVM's output (printed on stderr).
+	Notes []string `json:"notes,omitempty"`
+	err   error
+}
+
+type writtenFile struct {
+	Path     string `json:"path"`      // in the JVM's mount namespace
+	HostPath string `json:"host_path"` // reachable from here
+	CopiedTo string `json:"copied_to,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+}
+
+func (r *result) notef(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
+
+// execute runs req against one JVM, writing output to w.
+func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) *result {
+	res := &result{PID: pid, Command: req.display}
+	if g.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.timeout)
+		defer cancel()
+	}
+	if req.kind == "perfcounters" {
+		res.err = perfCounters(ctx, pid, w)
+		return res
+	}
+	opts := &attach.Options{AttachTimeout: g.attachTimeout, Protocol: g.protocol, Streaming: g.streaming, BeforeStart: g.arm}
+	if g.verbose {
+		opts.Logger = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	start := time.Now()
+	cl, err := jcmd.Dial(ctx, pid, opts)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("interrupted while attaching to JVM %d; nothing was sent: %w", pid, err)
+		}
+		res.err = err
+		return res
+	}
+	defer cl.Close()
+	if g.verbose {
+		fmt.Fprintf(g.stderr, "gjcmd: attached to %d (nspid %d, uid %d) in %v\n", pid, cl.Target().NSPID, cl.Target().UID, time.Since(start).Round(time.Microsecond))
+	}
+	switch req.kind {
+	case "raw":
+		g.executeRaw(ctx, cl, req, w, res)
+	default:
+		for _, line := range req.lines {
+			if strings.TrimSpace(line) == "stop" {
+				break
+			}
+			if !g.executeLine(ctx, cl, line, w, res) {
+				break
+			}
+		}
+	}
+	return res
+}
+
+// executeLine runs one diagnostic command line; false stops a -f file at the first failure, as jcmd
+// does (its loop ends with the exception).
+func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w io.Writer, res *result) bool {
+	words, err := jcmd.SplitLine(line)
+	if err != nil {
+		// A newline would have the JVM run a second command, unchecked and unprepared; an unterminated
+		// quote it refuses itself.
+		res.err = &checkError{err}
+		return false
+	}
+	name := ""
+	if len(words) > 0 {
+		name = words[0]
+	}
+	// Options are checked against the JVM's own help before anything is sent; a bare command costs
+	// no extra round trip (the JVM's answer to an unknown one is as good).
+	if len(words) > 1 && !g.noCheck {
+		if err := cl.Check(ctx, line); err != nil {
+			res.err = notRun(err, cl, name)
+			if !errors.Is(err, context.Canceled) {
+				res.err = &checkError{err}
+			}
+			return false
+		}
+	}
+	if name == "VM.start_java_debugging" {
+		return g.startDebugging(ctx, cl, w, res)
+	}
+	// Files the line has the JVM write are made safe first (never a write through another user's link);
+	// a path that cannot be made safe is refused before anything is sent.
+	ws, err := cl.PrepareWrites(ctx, line)
+	if err != nil {
+		res.err = notRun(err, cl, name)
+		return false
+	}
+	defer ws.Close()
+	if ws != nil {
+		for _, n := range ws.Notes {
+			res.notef("%s", n)
+		}
+	}
+	cw := &countWriter{w: w, keep: writesFile(name) || ws != nil}
+	err = cl.VM.ExecuteTo(ctx, cw, "jcmd", line)
+	res.setStatus(err)
+	var je *attach.JVMError
+	if errors.As(err, &je) && len(words) > 0 && strings.Contains(je.Message, "Unknown diagnostic command") {
+		if since, ok := commandSince(name); ok {
+			if feature, ferr := cl.Feature(ctx); ferr == nil && feature < since {
+				res.notef("JDK %d has no %s (added in JDK %d)", feature, name, since)
+			}
+		} else if names, herr := cl.Commands(ctx); herr == nil {
+			if s := jcmd.Suggest(name, names); s != "" {
+				res.notef("did you mean %s?", s)
+			}
+		}
+	}
+	if err != nil {
+		res.err = interrupted(err, cl, name, ws)
+		return false
+	}
+	// A JVM that reports a failure as text (status 0) has said what happened; otherwise the files made
+	// for it must now hold what it wrote.
+	if !jcmd.ReportsFailure(cw.kept.String()) {
+		if err := ws.Check(); err != nil {
+			res.err = fmt.Errorf("%s: %w", name, err)
+			return false
+		}
+	}
+	if cw.n == 0 {
+		fmt.Fprintln(w, "Command executed successfully")
+	}
+	if cw.keep {
+		if err := g.collectFile(ctx, cl, line, cw.kept.String(), res); err != nil {
+			res.err = err
+			return false
+		}
+	}
+	return true
+}
+
+// notRun explains an interrupt that came before the command was sent (while its description was asked
+// for): the JVM does not have it.
+func notRun(err error, cl *jcmd.Client, name string) error {
+	if !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fmt.Errorf("interrupted before JVM %d had the command; %s was not run: %w", cl.Target().PID, name, context.Canceled)
+}
+
+// interrupted explains a command cut short by SIGINT or SIGTERM: before the JVM had it, nothing was
+// done; after, the JVM goes on with it, and a file it writes will still appear.
+func interrupted(err error, cl *jcmd.Client, name string, ws *jcmd.Writes) error {
+	if !errors.Is(err, context.Canceled) {
+		return err
+	}
+	pid := cl.Target().PID
+	if !errors.Is(err, attach.ErrAbandoned) {
+		return notRun(err, cl, name)
+	}
+	jvm, host := ws.Paths()
+	if len(jvm) == 0 {
+		return fmt.Errorf("interrupted; %s goes on in JVM %d, its output is lost: %w", name, pid, context.Canceled)
+	}
+	where := jvm[0]
+	if host[0] != jvm[0] {
+		where += " (from this host: " + host[0] + ")"
+	}
+	return fmt.Errorf("interrupted; %s goes on in JVM %d, which will write %s: %w", name, pid, where, context.Canceled)
+}
+
+// commandSince names the release that added a command that older JDKs lack, so that the answer to
+// "Unknown diagnostic command" can name the JDK.
+func commandSince(name string) (int, bool) {
+	switch name {
+	case "Compiler.perfmap":
+		return 17, true
+	case "Thread.dump_to_file":
+		return 21, true
+	}
+	return 0, false
+}
+
+// checkError is an invalid command line found before sending: exit status 1, as the JVM's own
+// rejection would give.
+type checkError struct{ err error }
+
+func (e *checkError) Error() string { return e.err.Error() }
+func (e *checkError) Unwrap() error { return e.err }
+
+// readOnly tells a request that changes nothing in the JVM and writes no file: a diagnostic command that
+// only prints, or PerfCounter.print (run also wants one JVM and no --json: buffered output is printed at
+// the end, and an interrupt must not lose it). Interrupted, it has nothing to undo or to report, so gjcmd leaves
+// SIGINT and SIGTERM their default action (as jattach does) and saves os/signal's handler, a quarter of
+// a warm VM.version; if attach has to start the JVM's listener, the handler goes in first, so that an
+// interrupt still removes the trigger file.
+func (g *gjcmd) readOnly(req request) bool {
+	if g.output != "" || g.copyTo != "" {
+		return false
+	}
+	switch req.kind {
+	case "perfcounters":
+		return true
+	case "dcmd":
+		words, _ := jcmd.SplitLine(req.lines[0])
+		return len(words) > 0 && printsOnly(words[0])
+	}
+	return false
+}
+
+// printsOnly tells the diagnostic commands that, whatever their options, only print: they change no
+// setting of the JVM and write no file.
+func printsOnly(name string) bool {
+	switch name {
+	case "help", "VM.version", "VM.uptime", "VM.command_line", "VM.flags", "VM.system_properties", "VM.info",
+		"VM.dynlibs", "VM.classloader_stats", "VM.classloaders", "VM.class_hierarchy", "VM.metaspace",
+		"VM.stringtable", "VM.symboltable", "VM.events", "VM.print_touched_methods", "Thread.print",
+		"GC.heap_info", "Compiler.codecache", "Compiler.codelist", "Compiler.queue", "Compiler.directives_print",
+		"System.map":
+		return true
+	}
+	return false
+}
+
+// writesFile tells the commands whose output names a file they wrote.
+func writesFile(name string) bool {
+	switch name {
+	case "JFR.dump", "JFR.stop", "GC.heap_dump", "Compiler.perfmap", "Thread.dump_to_file",
+		"VM.cds", "System.dump_map", "Compiler.CodeHeap_Analytics":
+		return true
+	}
+	return false
+}
+
+// collectFile finds the file a command wrote, reports its host path and copies it out on request.
+func (g *gjcmd) collectFile(ctx context.Context, cl *jcmd.Client, line, out string, res *result) error {
+	f, ok := cl.WrittenFile(ctx, line, out)
+	if !ok {
+		if g.copyTo != "" || g.output != "" {
+			return fmt.Errorf("the command did not write a file to copy: %s", strings.TrimSpace(out))
+		}
+		return nil
+	}
+	wf := writtenFile{Path: f.Path, HostPath: f.HostPath}
+	switch {
+	case cl.Target().Container():
+		res.notef("the JVM wrote %s; from this host: %s", f.Path, f.HostPath)
+	case !strings.Contains(out, f.Path):
+		res.notef("the JVM wrote %s", f.Path) // e.g. Compiler.perfmap, which prints nothing
+	}
+	if g.output != "" {
+		if st, err := os.Lstat(g.output); err == nil && st.IsDir() {
+			return fmt.Errorf("-o %s is a directory; give a file name, or use --copy-to for a directory", g.output)
+		}
+	}
+	if dst := g.copyTo + g.output; dst != "" {
+		to, n, err := cl.CopyOut(ctx, f, dst, g.overwrite)
+		if err != nil {
+			return err
+		}
+		wf.CopiedTo, wf.Size = to, n
+		res.notef("copied %s to %s (%d bytes)", f.Path, to, n)
+	}
+	res.Files = append(res.Files, wf)
+	return nil
+}
+
+func (g *gjcmd) startDebugging(ctx context.Context, cl *jcmd.Client, w io.Writer, res *result) bool {
+	d, err := cl.StartDebugging(ctx)
+	if err != nil {
+		res.err = err
+		return false
+	}
+	zero := 0
+	res.Status = &zero
+	fmt.Fprintf(w, "Debugging has been started.\nTransport : %s\nAddress : %s\n", d.Transport, d.Address)
+	for _, a := range d.Listening {
+		res.notef("JDWP is listening on %s", a)
+	}
+	return true
+}
+
+func (g *gjcmd) executeRaw(ctx context.Context, cl *jcmd.Client, req request, w io.Writer, res *result) {
+	// A file the operation has the JVM write is made safe first, as for diagnostic commands.
+	ws, err := cl.PrepareOperation(ctx, req.op, req.args)
+	if err != nil {
+		res.err = notRun(err, cl, req.op)
+		return
+	}
+	defer ws.Close()
+	if ws != nil {
+		for _, n := range ws.Notes {
+			res.notef("%s", n)
+		}
+	}
+	cw := &countWriter{w: w, keep: req.op == "load"}
+	err = cl.VM.ExecuteTo(ctx, cw, req.op, req.args...)
+	res.setStatus(err)
+	if err == nil {
+		if err := ws.Check(); err != nil {
+			res.err = fmt.Errorf("%s: %w", req.op, err)
+			return
+		}
+	}
+	var je *attach.JVMError
+	switch {
+	case req.op == "load" && errors.As(err, &je):
+		res.err = attach.LoadResult(je.Code, []byte(je.Message))
+	case err != nil:
+		res.err = err
+	case req.op == "load":
+		// Keep the reply visible, as jattach does, and judge it by the rules of the JVM's version.
+		res.err = attach.LoadResult(0, cw.kept.Bytes())
+	}
+}
+
+func (r *result) setStatus(err error) {
+	var je *attach.JVMError
+	switch {
+	case err == nil:
+		zero := 0
+		r.Status = &zero
+	case errors.As(err, &je):
+		code := je.Code
+		r.Status = &code
+	}
+}
+
+func perfCounters(ctx context.Context, pid int, w io.Writer) error {
+	// Refused like every other command for a process that is not a JVM: its user could have put any
+	// file at /tmp/hsperfdata_<user>/<pid>.
+	if _, err := jcmd.Inspect(ctx, pid); err != nil {
+		return err
+	}
+	t, err := attach.Resolve(pid)
+	if err != nil {
+		return err
+	}
+	tmp, err := t.OpenTmp() // its /tmp as it resolves it, inside its root
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
+	path, err := hsperf.Find(tmp.Path(), t.NSPID, t.UID)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w", attach.ErrPermission, pid, tmp.ShownErr(err))
+		}
+		return fmt.Errorf("JVM %d has no hsperfdata file (started with -XX:-UsePerfData?): %w", pid, tmp.ShownErr(err))
+	}
+	d, err := hsperf.ReadFile(ctx, path)
+	if d == nil {
+		return tmp.ShownErr(err)
+	}
+	if werr := hsperf.WritePerfCounters(w, d); werr != nil {
+		return werr
+	}
+	return tmp.ShownErr(err)
+}
+
+// finish prints a single result's notes and error and returns the exit status as an error.
+func (g *gjcmd) finish(res *result) error {
+	for _, n := range res.Notes {
+		fmt.Fprintf(g.stderr, "gjcmd: %d: %s\n", res.PID, n)
+	}
+	if res.err == nil {
+		return nil
+	}
+	var je *attach.JVMError
+	if errors.As(res.err, &je) {
+		// jcmd prints the JVM's message (e.g. "java.lang.IllegalArgumentException: Unknown diagnostic
+		// command") on stderr as it is.
+		if msg := strings.TrimSpace(je.Message); msg != "" {
+			fmt.Fprintln(g.stderr, msg)
+		}
+	} else {
+		cliutil.Report(g.stderr, "gjcmd", res.err)
+	}
+	return cliutil.Exit(cliutil.ExitCode(res.err))
+}
+
+// runBuffered runs the request against several JVMs in parallel and prints the results in order.
+func (g *gjcmd) runBuffered(ctx context.Context, pids []int, req request) error {
+	results := make([]*result, len(pids))
+	bufs := make([]bytes.Buffer, len(pids))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, pid := range pids {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = g.execute(ctx, pid, req, &bufs[i])
+		})
+	}
+	wg.Wait()
+	var first error
+	for i, res := range results {
+		res.Output = bufs[i].String()
+		if res.err != nil {
+			res.Exit = cliutil.ExitCode(res.err)
+			res.Error = res.err.Error()
+		}
+		if !g.jsonOut {
+			fmt.Fprintf(g.stdout, "%d:\n", res.PID)
+			_, _ = g.stdout.Write(bufs[i].Bytes())
+		}
+		if err := g.finishQuiet(res); err != nil && first == nil {
+			first = err
+		}
+	}
+	if g.jsonOut {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Schema  string    `json:"schema"`
+			Results []*result `json:"results"`
+		}{"jvmkit.gjcmd/v1", results}); err != nil {
+			return err
+		}
+	}
+	return first
+}
+
+func (g *gjcmd) finishQuiet(res *result) error {
+	if g.jsonOut {
+		if res.err != nil {
+			return cliutil.Exit(cliutil.ExitCode(res.err))
+		}
+		return nil
+	}
+	return g.finish(res)
+}
+
+func (g *gjcmd) listJVMs(ctx context.Context) error {
+	jvms, err := jcmd.List(ctx)
+	if err != nil {
+		return err
+	}
+	if g.jsonOut {
+		if jvms == nil {
+			jvms = []jcmd.JVM{}
+		}
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Schema string     `json:"schema"`
+			JVMs   []jcmd.JVM `json:"jvms"`
+		}{"jvmkit.gjcmd.list/v1", jvms})
+	}
+	for _, j := range jvms {
+		// jcmd lists attachable JVMs only; so do we (--json shows all).
+		if j.HotSpot && j.Attachable {
+			fmt.Fprintf(g.stdout, "%d %s\n", j.PID, j.Command)
+		}
+	}
+	return nil
+}
+
+// countWriter counts what passes through and, with keep, keeps a copy.
+type countWriter struct {
+	w    io.Writer
+	n    int64
+	keep bool
+	kept bytes.Buffer
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	if c.keep {
+		c.kept.Write(p)
+	}
+	return c.w.Write(p)
+}
