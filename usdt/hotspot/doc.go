@@ -81,7 +81,9 @@
 //     ObjectAllocationSample: the firing that starts a new TLAB (its allocation is the TLAB's first: the
 //     TLAB's top less its start is the probe's size) weighs every byte the thread allocated since its
 //     previous sample, an allocation outside a TLAB its own size (which the next TLAB's sample does not
-//     weigh again), and any other firing nothing (code compiled while the flag is on reports every
+//     weigh again; every one is a sample, where JFR takes one only after a TLAB's worth of the thread's
+//     bytes, so classes allocated outside TLABs have more samples than in JFR for the same bytes), and
+//     any other firing nothing (code compiled while the flag is on reports every
 //     allocation: the TLAB samples stand for those). A firing in a TLAB whose start was not seen is not
 //     a sample, nor is an allocation outside a TLAB made then: their bytes go to the thread's next
 //     sample. A class's bytes are the sum of its weights: an estimate of what it allocated, summing to
