@@ -231,6 +231,9 @@ func (vm *VM) startListener(ctx context.Context, tmp *Dir) error {
 	if st.Stopped() {
 		return vm.stoppedErr(st)
 	}
+	if err := vm.frozenErr(); err != nil {
+		return err // it could not handle SIGQUIT
+	}
 	if t.attachDisabled(ctx, tmp) {
 		return fmt.Errorf("process %d: %w", t.PID, ErrAttachDisabled)
 	}
@@ -302,6 +305,11 @@ func (vm *VM) startListener(ctx context.Context, tmp *Dir) error {
 			}
 			if st.Stopped() {
 				return vm.stoppedErr(st)
+			}
+			if now.Sub(start) > 500*time.Millisecond {
+				if err := vm.frozenErr(); err != nil {
+					return err
+				}
 			}
 		}
 		if !resent && now.After(resendAt) {
@@ -381,6 +389,16 @@ func (vm *VM) signal() error {
 		return fmt.Errorf("%w: cannot signal process %d (uid %d) as uid %d; run as root or as the JVM's user", ErrPermission, vm.Target.PID, vm.Target.UID, os.Geteuid())
 	}
 	return fmt.Errorf("attach: signal %d: %w", vm.Target.PID, err)
+}
+
+// frozenErr is ErrNoListener when the cgroup freezer holds the JVM (podman or docker pause): its
+// threads sleep in /proc, not stopped, but cannot run to answer; nil otherwise, or when that cannot be
+// read.
+func (vm *VM) frozenErr() error {
+	if frozen, err := procfs.Default.Frozen(vm.Target.PID); err != nil || !frozen {
+		return nil
+	}
+	return fmt.Errorf("%w: JVM %d is frozen by its cgroup's freezer (podman or docker pause) and cannot answer; thaw it (podman unpause)", ErrNoListener, vm.Target.PID)
 }
 
 func (vm *VM) stoppedErr(st procfs.Status) error {

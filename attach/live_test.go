@@ -167,8 +167,8 @@ func TestForcedProtocol(t *testing.T) {
 			}
 		} else {
 			var je *attach.JVMError
-			if !errors.As(err, &je) || je.Code != attach.StatusBadVersion {
-				t.Errorf("v2 against JDK %d: %v, want status 101", jdk.Feature, err)
+			if !errors.As(err, &je) || je.Code != attach.StatusBadVersion || !strings.Contains(je.Message, "JDK 24") {
+				t.Errorf("v2 against JDK %d: %v, want status 101 saying protocol 2 needs JDK 24", jdk.Feature, err)
 			}
 		}
 	})
@@ -423,6 +423,32 @@ func TestBadTargets(t *testing.T) {
 			}
 			_ = unix.Kill(j.PID, unix.SIGCONT)
 			assertClean(t, j)
+		}
+	})
+	t.Run("frozen", func(t *testing.T) {
+		// The cgroup freezer (podman pause) leaves the JVM's threads sleeping, not stopped: an error
+		// within a watch interval of the deadline-free wait, not a hang.
+		for _, warm := range []bool{false, true} {
+			j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+			if warm {
+				jcmdOut(t, dial(t, j.PID, nil), "VM.version")
+			}
+			thaw := testutil.Freeze(t, j.PID)
+			start := time.Now()
+			vm, err := attach.Dial(context.Background(), j.PID, nil)
+			if err == nil {
+				_, err = vm.Jcmd(context.Background(), "VM.version")
+			}
+			d := time.Since(start)
+			thaw()
+			if !errors.Is(err, attach.ErrNoListener) || !strings.Contains(err.Error(), "frozen") {
+				t.Errorf("frozen JVM (warm=%t): %v", warm, err)
+			}
+			t.Logf("frozen JVM (warm=%t): refused after %v", warm, d.Round(time.Millisecond))
+			assertClean(t, j)
+			if warm { // thawed, it answers again
+				jcmdOut(t, dial(t, j.PID, nil), "VM.version")
+			}
 		}
 	})
 	t.Run("busy-listener", func(t *testing.T) {

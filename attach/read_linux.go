@@ -36,8 +36,9 @@ func (vm *VM) readStatus(ctx context.Context, c *conn) (status int, rest []byte,
 }
 
 // read is a Read that keeps an eye on the JVM while it waits: every watchInterval it checks that the
-// process is still there and not stopped, so a dead or frozen JVM gives an error instead of a hang,
-// while a long command in a healthy JVM (a heap dump) may take as long as it needs within ctx.
+// process is still there, not stopped and not frozen (cgroup freezer), so a dead, stopped or frozen JVM
+// gives an error instead of a hang, while a long command in a healthy JVM (a heap dump) may take as long
+// as it needs within ctx.
 func (vm *VM) read(ctx context.Context, c *conn, p []byte) (int, error) {
 	for {
 		next := time.Now().Add(watchInterval)
@@ -64,6 +65,9 @@ func (vm *VM) read(ctx context.Context, c *conn, p []byte) (int, error) {
 		}
 		if st.Stopped() {
 			return 0, vm.stoppedErr(st)
+		}
+		if err := vm.frozenErr(); err != nil {
+			return 0, err
 		}
 	}
 }

@@ -123,7 +123,7 @@ func (vm *VM) ExecuteTo(ctx context.Context, w io.Writer, op string, args ...str
 		if err != nil {
 			return err
 		}
-		err = vm.roundTrip(ctx, req, w, proto == ProtocolAuto)
+		err = vm.roundTrip(ctx, req, w, true) // a 101 is errBadVersion: retried, or said plainly below
 		if !errors.Is(err, errBadVersion) {
 			if err == nil && proto == ProtocolAuto {
 				vm.setProtocol(ProtocolV2)

@@ -161,7 +161,7 @@ func oneShot(jvmkit string, pid int, d time.Duration, freq int) (map[string]int6
 	cmd := exec.Command(jvmkit, "profile", strconv.Itoa(pid), "-d", d.String(), "-F", strconv.Itoa(freq), "--format", "folded")
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("jvmkit profile: %v: %s", err, errOut.String())
+		return nil, fmt.Errorf("jvmkit profile: %w: %s", err, errOut.String())
 	}
 	stacks := map[string]int64{}
 	for line := range strings.SplitSeq(strings.TrimSpace(out.String()), "\n") {

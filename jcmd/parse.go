@@ -709,13 +709,15 @@ func (c *Command) Check(words []string) error {
 			return err
 		}
 	}
+	// A mandatory argument or option with a default has a value without one given (HotSpot's
+	// DCmdParser::check asks for a value, which the default is: VM.classloaders' fold, JDK 11-21).
 	for _, o := range c.Arguments {
-		if o.Required && !seen[o.Name] {
+		if o.Required && o.Default == "" && !seen[o.Name] {
 			return &OptionError{Command: c.Name, Option: o.Name, Reason: "missing mandatory argument"}
 		}
 	}
 	for _, o := range c.Options {
-		if o.Required && !seen[o.Name] {
+		if o.Required && o.Default == "" && !seen[o.Name] {
 			return &OptionError{Command: c.Name, Option: o.Name, Reason: "missing mandatory option"}
 		}
 	}

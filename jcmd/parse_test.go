@@ -698,6 +698,10 @@ func TestCheck(t *testing.T) {
 		{"jdk25", "JFR.configure", "preserve-repository=true samplethreads=TRUE repositorypath", "", "", ""},
 		{"jdk25", "JFR.view", "maxage=1h width=80 hot-methods", "", "", ""},
 		{"jdk25", "GC.heap_dump", "-all -gz=1 -overwrite -parallel=4 /tmp/heap.hprof", "", "", ""},
+		// JDK 17's help lists fold without [optional], but its default (true) is its value (HotSpot's
+		// DCmdParser::check): jcmd runs the line.
+		{"jdk17", "VM.classloaders", "show-classes", "", "", ""},
+		{"jdk17", "VM.classloaders", "verbose=true", "", "", ""},
 		{"jdk17", "GC.heap_dump", "'/tmp/a=b.hprof'", "", "", ""},
 		{"jdk25", "Thread.print", "-l -e=false", "", "", ""},
 		{"jdk17", "Thread.print", "-l=TRUE", "", "", ""},

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -105,6 +106,9 @@ func (g *gjcmd) run(ctx context.Context, args []string) error {
 	}
 	if g.copyTo != "" && g.output != "" {
 		return usagef("--copy-to and -o exclude each other")
+	}
+	if err := g.checkCopyDest(); err != nil {
+		return err
 	}
 	req, err := parseRequest(args[1:])
 	if err != nil {
@@ -279,8 +283,9 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 		name = words[0]
 	}
 	// Options are checked against the JVM's own help before anything is sent; a bare command costs
-	// no extra round trip (the JVM's answer to an unknown one is as good).
-	if len(words) > 1 && !g.noCheck {
+	// no extra round trip (the JVM's answer to an unknown one is as good). A line whose first word starts
+	// with # is a comment the JVM skips (DCmd::parse_and_execute): sent as jcmd sends it, unchecked.
+	if len(words) > 1 && !g.noCheck && !strings.HasPrefix(name, "#") {
 		if err := cl.Check(ctx, line); err != nil {
 			res.err = notRun(err, cl, name)
 			if !errors.Is(err, context.Canceled) {
@@ -435,6 +440,32 @@ func writesFile(name string) bool {
 		return true
 	}
 	return false
+}
+
+// checkCopyDest refuses, before anything runs in the JVM, a copy that could only fail once the JVM
+// has written its file: -o naming a directory or an existing file (without --overwrite), --copy-to
+// naming an existing file (without --overwrite) or a place whose directory is missing.
+func (g *gjcmd) checkCopyDest() error {
+	dst := g.copyTo + g.output
+	if dst == "" {
+		return nil
+	}
+	flag := "--copy-to"
+	if g.output != "" {
+		flag = "-o"
+	}
+	st, err := os.Stat(dst)
+	switch {
+	case err == nil && st.IsDir() && g.output != "":
+		return usagef("-o %s is a directory; give a file name, or use --copy-to for a directory", dst)
+	case err == nil && !st.IsDir() && !g.overwrite:
+		return usagef("%s %s: the file exists (--overwrite replaces it)", flag, dst)
+	case err != nil && errors.Is(err, os.ErrNotExist):
+		if _, derr := os.Stat(filepath.Dir(dst)); derr != nil {
+			return usagef("%s %s: %v", flag, dst, derr)
+		}
+	}
+	return nil
 }
 
 // collectFile finds the file a command wrote, reports its host path and copies it out on request.
