@@ -66,7 +66,7 @@ func (t *Target) current() (procfs.Status, error) {
 func (t *Target) checkJVM() error {
 	found, err := procfs.Default.MapsContain(t.PID, "/libjvm.so", "/libj9vm29.so", "/libopenj9.so")
 	if err != nil {
-		return procErr(t.PID, err)
+		return procfs.Wrap(t.PID, "memory maps", err) // another user's process: /proc/<pid>/maps is denied
 	}
 	switch {
 	case found[0]:

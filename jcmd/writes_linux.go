@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"slices"
@@ -262,6 +263,9 @@ func (c *Client) prepareErr(cmd string, w write, err error) error {
 	}
 	if gerr := c.VM.Gone(); gerr != nil { // the JVM's root no longer opens once it has exited
 		return fmt.Errorf("jcmd: %s: %w", cmd, gerr)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("jcmd: %s: %s %s: its directory does not exist in JVM %d's file system: %w", cmd, what, w.path, c.Target().PID, err)
 	}
 	return fmt.Errorf("jcmd: %s: prepare %s %s: %w", cmd, what, w.path, err)
 }

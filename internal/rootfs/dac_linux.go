@@ -55,8 +55,8 @@ func MayCreate(dfd int, shown string, uid, gid int, groups []int) error {
 	if bits == wx {
 		return nil
 	}
-	return fmt.Errorf("%w: uid %d may not create files in %s (owner uid %d, group %d, mode %#o: no write and search for its %s), so it is not a directory of that user's (another directory mounted there?); nothing is created there for it",
-		ErrUnsafe, uid, shown, st.Uid, st.Gid, st.Mode&0o7777, class)
+	return fmt.Errorf("%w: uid %d may not create files in %s (owner uid %d, group %d, mode %#o: no write and search for its %s; read-only, or another directory mounted there?); nothing is created there for it",
+		ErrCannotCreate, uid, shown, st.Uid, st.Gid, st.Mode&0o7777, class)
 }
 
 // errACL marks a MayCreate refusal that the permission bits alone could not settle.

@@ -50,6 +50,11 @@ func (pr *Process) show(p string) string {
 // or an entry such a user owns in a sticky directory. It also wraps fs.ErrPermission.
 var ErrUnsafe error = &wrapError{"permission denied: another user could redirect the write", fs.ErrPermission}
 
+// ErrCannotCreate is wrapped by MayCreate's refusals: the user may not create files in the directory
+// (it is read-only, or another user's, or another directory is mounted there). It wraps ErrUnsafe,
+// which the callers test for, with a message that says what is wrong.
+var ErrCannotCreate error = &wrapError{"permission denied: that user cannot create files there", ErrUnsafe}
+
 // Mode says how a process opens a file it writes, which decides what Prepare must make sure of.
 type Mode int
 

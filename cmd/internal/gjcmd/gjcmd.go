@@ -582,7 +582,7 @@ func perfCounters(ctx context.Context, pid int, w io.Writer) error {
 		if errors.Is(err, os.ErrPermission) {
 			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w", attach.ErrPermission, pid, tmp.ShownErr(err))
 		}
-		return fmt.Errorf("JVM %d has no hsperfdata file (started with -XX:-UsePerfData?): %w", pid, tmp.ShownErr(err))
+		return fmt.Errorf("JVM %d has no hsperfdata file (started with -XX:-UsePerfData or -XX:+PerfDisableSharedMem?): %w", pid, tmp.ShownErr(err))
 	}
 	d, err := hsperf.ReadFile(ctx, path)
 	if d == nil {
