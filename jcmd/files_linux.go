@@ -179,41 +179,12 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 		return "", 0, fmt.Errorf("jcmd: copy %s: %w", path, err)
 	}
 
-	dir, name, dirIsDst, err := copyDestination(dst, path)
+	dirFd, dir, name, _, err := openCopyDest(dst, path, overwrite, true)
 	if err != nil {
 		return "", 0, err
-	}
-	final := filepath.Join(dir, name)
-	// Links on the way are followed only as the kernel's fs.protected_symlinks would (rootfs.OpenOutputDir):
-	// never another user's in /tmp.
-	dirFd, err := rootfs.OpenOutputDir(dir, unix.O_RDONLY)
-	if err == nil && dirIsDst {
-		// dst was checked not to be a symlink: the directory opened must be what is at the name now, no
-		// link (a swap between the two looks would show as another inode).
-		var st, fst unix.Stat_t
-		if lerr := unix.Lstat(dir, &st); lerr != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK ||
-			unix.Fstat(dirFd, &fst) != nil || fst.Dev != st.Dev || fst.Ino != st.Ino {
-			unix.Close(dirFd)
-			dirFd, err = -1, unix.ELOOP
-		}
-	}
-	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			err = ErrSymlink
-		}
-		return "", 0, fmt.Errorf("jcmd: copy to %s: %w", dir, err)
 	}
 	defer unix.Close(dirFd)
-	if err := checkCopyDir(dirFd, dir); err != nil {
-		return "", 0, err
-	}
-	exists, err := rootfs.CheckFinal(dirFd, dir, name)
-	if err != nil {
-		return "", 0, fmt.Errorf("jcmd: copy to %w", err)
-	}
-	if exists && !overwrite {
-		return "", 0, fmt.Errorf("jcmd: copy to %s: %w (not overwriting it)", final, fs.ErrExist)
-	}
+	final := filepath.Join(dir, name)
 	// A copy killed half-way (SIGKILL) leaves its temporary file; the next copy here removes it.
 	rootfs.RemoveStale(dirFd, copyTempPrefix, ".tmp")
 	tmp, err := rootfs.CreateTemp(dirFd, dir, copyTempPrefix, ".tmp", 0o600)
@@ -235,6 +206,65 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 		return "", 0, fmt.Errorf("jcmd: copy %s to %s: %w", path, final, err)
 	}
 	return final, n, nil
+}
+
+// CheckCopyDest checks, before a command has the JVM write a file, what CopyOut will check of dst, so
+// that a copy that cannot be made is refused before the JVM does the work: a link or something other
+// than a regular file at dst, a directory that is not the caller's to copy into, an existing file when
+// overwrite is false. A directory dst is checked as a directory only (the copy's name there is the
+// written file's).
+func CheckCopyDest(dst string, overwrite bool) error {
+	dirFd, _, _, _, err := openCopyDest(dst, "file", overwrite, false)
+	if err == nil {
+		unix.Close(dirFd)
+	}
+	return err
+}
+
+// openCopyDest opens the directory a copy of path to dst goes into, after the checks CopyOut makes (the
+// final name's only when it is known: dst names the file, or final is set).
+func openCopyDest(dst, path string, overwrite, final bool) (dirFd int, dir, name string, dirIsDst bool, err error) {
+	dir, name, dirIsDst, err = copyDestination(dst, path)
+	if err != nil {
+		return -1, "", "", false, err
+	}
+	// Links on the way are followed only as the kernel's fs.protected_symlinks would (rootfs.OpenOutputDir):
+	// never another user's in /tmp.
+	dirFd, err = rootfs.OpenOutputDir(dir, unix.O_RDONLY)
+	if err == nil && dirIsDst {
+		// dst was checked not to be a symlink: the directory opened must be what is at the name now, no
+		// link (a swap between the two looks would show as another inode).
+		var st, fst unix.Stat_t
+		if lerr := unix.Lstat(dir, &st); lerr != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK ||
+			unix.Fstat(dirFd, &fst) != nil || fst.Dev != st.Dev || fst.Ino != st.Ino {
+			unix.Close(dirFd)
+			dirFd, err = -1, unix.ELOOP
+		}
+	}
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			err = ErrSymlink
+		}
+		return -1, "", "", false, fmt.Errorf("jcmd: copy to %s: %w", dir, err)
+	}
+	fail := func(err error) (int, string, string, bool, error) {
+		unix.Close(dirFd)
+		return -1, "", "", false, err
+	}
+	if err := checkCopyDir(dirFd, dir); err != nil {
+		return fail(err)
+	}
+	if dirIsDst && !final {
+		return dirFd, dir, name, dirIsDst, nil
+	}
+	exists, err := rootfs.CheckFinal(dirFd, dir, name)
+	if err != nil {
+		return fail(fmt.Errorf("jcmd: copy to %w", err))
+	}
+	if exists && !overwrite {
+		return fail(fmt.Errorf("jcmd: copy to %s: %w (not overwriting it)", filepath.Join(dir, name), fs.ErrExist))
+	}
+	return dirFd, dir, name, dirIsDst, nil
 }
 
 // checkCopyDir refuses a destination directory that another user owns, or that every user may write

@@ -22,6 +22,12 @@ func OpenInJVM(t *attach.Target, path string) (*os.File, error) {
 	return nil, fmt.Errorf("jcmd: open %s in process %d: %w", path, t.PID, attach.ErrNotSupported)
 }
 
+// CheckCopyDest fails as CopyOut does: only Linux is supported.
+func CheckCopyDest(string, bool) error {
+	_, _, err := CopyOut(context.Background(), nil, "", "", false)
+	return err
+}
+
 // CopyOut copies the file at path (as the JVM sees it) to dst. Only Linux is supported: elsewhere it fails
 // with attach.ErrNotSupported.
 func CopyOut(_ context.Context, _ *attach.Target, path, _ string, _ bool) (string, int64, error) {

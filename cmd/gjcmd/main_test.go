@@ -244,6 +244,13 @@ func TestExitCodes(t *testing.T) {
 	unix.Kill(stopped.PID, unix.SIGSTOP)
 	t.Cleanup(func() { unix.Kill(stopped.PID, unix.SIGCONT) })
 	ok := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+	frozen := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+	testutil.Freeze(t, frozen.PID)
+	existing := filepath.Join(t.TempDir(), "existing.hprof")
+	if err := os.WriteFile(existing, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(t.TempDir(), "dump.hprof")
 
 	for _, tc := range []struct {
 		name string
@@ -261,6 +268,10 @@ func TestExitCodes(t *testing.T) {
 		{"usage", []string{"--protocol", "7", strconv.Itoa(ok.PID), "VM.version"}, 2, "protocol"},
 		{"usage -f", []string{strconv.Itoa(ok.PID), "-f"}, 2, "-f"},
 		{"xrs works", []string{strconv.Itoa(xrs.PID), "VM.version"}, 0, ""},
+		{"frozen", []string{strconv.Itoa(frozen.PID), "VM.version"}, 5, "frozen"},
+		// Refused before the JVM dumps its heap, not after (the dump below must not exist).
+		{"-o exists", []string{"-o", existing, strconv.Itoa(ok.PID), "GC.heap_dump", dump}, 1, "not overwriting"},
+		{"protocol 2 before JDK 24", []string{"--protocol", "2", strconv.Itoa(ok.PID), "VM.version"}, 1, "JDK 24"},
 	} {
 		r := gjcmd(t, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
@@ -269,6 +280,12 @@ func TestExitCodes(t *testing.T) {
 		if tc.name == "stopped" && r.took > 3*time.Second {
 			t.Errorf("stopped: took %v with --timeout 2s", r.took)
 		}
+	}
+	if _, err := os.Stat(dump); err == nil {
+		t.Error("-o naming an existing file: the JVM dumped its heap anyway")
+	}
+	if b, _ := os.ReadFile(existing); string(b) != "mine" {
+		t.Errorf("-o naming an existing file: it now holds %q", b)
 	}
 	if err := victim.Process.Signal(unix.Signal(0)); err != nil {
 		t.Error("the non-Java process died")
@@ -312,7 +329,9 @@ func TestConcurrent(t *testing.T) {
 	for i := range 10 {
 		mine = append(mine, testutil.StartJVM(t, jdks[i%len(jdks)], testutil.JVMOptions{}))
 	}
-	r := gjcmd(t, "--json", "0", "VM.version")
+	// 0 is every JVM on the machine, other users' too: a deadline per JVM, so that another's hung or
+	// frozen JVM is an error in its own result, not a hang of the test (only ours are checked).
+	r := gjcmd(t, "--json", "--timeout", "30s", "0", "VM.version")
 	var out struct {
 		Schema  string
 		Results []struct {

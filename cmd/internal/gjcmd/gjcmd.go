@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -443,27 +442,15 @@ func writesFile(name string) bool {
 }
 
 // checkCopyDest refuses, before anything runs in the JVM, a copy that could only fail once the JVM
-// has written its file: -o naming a directory or an existing file (without --overwrite), --copy-to
-// naming an existing file (without --overwrite) or a place whose directory is missing.
+// has written its file (jcmd.CheckCopyDest: what CopyOut checks; -o naming a directory).
 func (g *gjcmd) checkCopyDest() error {
-	dst := g.copyTo + g.output
-	if dst == "" {
-		return nil
-	}
-	flag := "--copy-to"
 	if g.output != "" {
-		flag = "-o"
-	}
-	st, err := os.Stat(dst)
-	switch {
-	case err == nil && st.IsDir() && g.output != "":
-		return usagef("-o %s is a directory; give a file name, or use --copy-to for a directory", dst)
-	case err == nil && !st.IsDir() && !g.overwrite:
-		return usagef("%s %s: the file exists (--overwrite replaces it)", flag, dst)
-	case err != nil && errors.Is(err, os.ErrNotExist):
-		if _, derr := os.Stat(filepath.Dir(dst)); derr != nil {
-			return usagef("%s %s: %v", flag, dst, derr)
+		if st, err := os.Lstat(g.output); err == nil && st.IsDir() {
+			return fmt.Errorf("-o %s is a directory; give a file name, or use --copy-to for a directory", g.output)
 		}
+	}
+	if dst := g.copyTo + g.output; dst != "" {
+		return jcmd.CheckCopyDest(dst, g.overwrite)
 	}
 	return nil
 }
