@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
 // Freeze puts process pid, which the test started, into a cgroup of its own and freezes it with the
@@ -77,14 +79,12 @@ func cgroupOf(pid int, unified bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if unified && parts[0] == "0" && parts[1] == "" || !unified && strings.Contains(","+parts[1]+",", ",freezer,") {
-			return parts[2], nil
-		}
+	u, f := procfs.ParseFreezerPaths(b)
+	if !unified {
+		u = f
 	}
-	return "", fmt.Errorf("testutil: no cgroup of %d in %q", pid, b)
+	if u == "" {
+		return "", fmt.Errorf("testutil: no cgroup of %d in %q", pid, b)
+	}
+	return u, nil
 }
