@@ -179,6 +179,14 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 		return "", 0, fmt.Errorf("jcmd: copy %s: %w", path, err)
 	}
 
+	if d, n, _, err := copyDestination(dst, path); err == nil {
+		// The JVM wrote the file where the copy would go (--copy-to . in the JVM's working directory):
+		// it is there already, nothing to copy or refuse.
+		var st unix.Stat_t
+		if f := filepath.Join(d, n); unix.Lstat(f, &st) == nil && st.Dev == srcSt.Dev && st.Ino == srcSt.Ino {
+			return f, srcSt.Size, nil
+		}
+	}
 	dirFd, dir, name, _, err := openCopyDest(dst, path, overwrite, true)
 	if err != nil {
 		return "", 0, err

@@ -611,6 +611,18 @@ func TestCopyOut(t *testing.T) {
 	}
 	onlyFiles(dir, "data.bin")
 
+	// The JVM's file itself as the destination (--copy-to the directory it wrote in): nothing to copy,
+	// not an existing file to refuse.
+	srcDir := filepath.Dir(src)
+	for _, dst := range []string{srcDir, src} {
+		if f, n, err := jcmd.CopyOut(ctx, target, "/tmp/data.bin", dst, false); err != nil || n != int64(len(data)) || filepath.Base(f) != "data.bin" {
+			t.Errorf("CopyOut to the file itself (%s): %q, %d, %v", dst, f, n, err)
+		}
+	}
+	if content(src) != "data" {
+		t.Error("copying the file onto itself changed it")
+	}
+
 	// A new name in an existing directory.
 	if final, _, err := jcmd.CopyOut(ctx, target, "/tmp/data.bin", filepath.Join(dir, "renamed"), false); err != nil || final != filepath.Join(dir, "renamed") {
 		t.Errorf("CopyOut to a new name: %q, %v", final, err)

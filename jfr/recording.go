@@ -232,7 +232,11 @@ func (r *Recording) readChunk(off int64, index int, prev *Chunk) (*Chunk, error)
 			break
 		}
 		if size <= 0 || size > limit-pos {
-			scanErr = damage(off+pos, "event of type %d has size %d, but %d bytes are left in the chunk", typeID, size, limit-pos)
+			why := "the recording is corrupt"
+			if !finished && (h.Size > int64(len(rest)) || h.FileState != 0) {
+				why = "the recording is cut short"
+			}
+			scanErr = damage(off+pos, "event of type %d has size %d, but %d bytes are left in the chunk (%s)", typeID, size, limit-pos, why)
 			break
 		}
 		tc := c.counts[typeID]

@@ -255,3 +255,18 @@ func TestJavaFlamesLog(t *testing.T) {
 		t.Errorf("folded: %d of %d in JitChurnHot frames, want at least a fifth", churn, weight)
 	}
 }
+
+// TestJavaFlamesArguments: combinations that would give a wrong flame graph are refused before anything
+// runs (--log renames JIT frames by compiled method, which would drop --unfold's inlining chains).
+func TestJavaFlamesArguments(t *testing.T) {
+	for _, args := range [][]string{{"-p", "1", "--log", "--unfold"}, {"--log", "-a"}} {
+		var stderr bytes.Buffer
+		cmd := exec.Command("./java-flames", args...)
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "--log") {
+			t.Errorf("java-flames %v: %v, %q; want exit 2 naming --log", args, err, stderr.String())
+		}
+	}
+}

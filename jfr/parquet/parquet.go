@@ -137,7 +137,8 @@ func (x *exporter) table(w io.Writer, t *jfr.Type, damage *error) (int, error) {
 
 // field returns the column of a field and the conversion of its values.
 func (x *exporter) field(f *jfr.Field, depth int, path []*jfr.Type) (pq.Node, func(any) any) {
-	node, conv := x.elem(f, depth, path)
+	node, elemConv := x.elem(f, depth, path)
+	conv := func(v any) any { return some(elemConv(v)) }
 	if !f.Array {
 		return node, conv
 	}
@@ -155,6 +156,41 @@ func (x *exporter) field(f *jfr.Field, depth int, path []*jfr.Type) (pq.Node, fu
 }
 
 func ident(v any) any { return v }
+
+// some gives a scalar that is there as a pointer to it: parquet-go writes the zero value of an optional
+// column (false, 0, "", the zero time) as null unless it comes through a pointer, and null is for
+// what JFR has as null. Groups (maps), lists and nil pass as they are.
+func some(v any) any {
+	switch x := v.(type) {
+	case bool:
+		return &x
+	case int8:
+		return &x
+	case int16:
+		return &x
+	case int32:
+		return &x
+	case int64:
+		return &x
+	case uint8:
+		return &x
+	case uint16:
+		return &x
+	case uint32:
+		return &x
+	case uint64:
+		return &x
+	case float32:
+		return &x
+	case float64:
+		return &x
+	case string:
+		return &x
+	case time.Time:
+		return &x
+	}
+	return v
+}
 
 // elem is the column of one value of field f (an array's element).
 func (x *exporter) elem(f *jfr.Field, depth int, path []*jfr.Type) (pq.Node, func(any) any) {
@@ -332,12 +368,12 @@ func stackRow(v any) any {
 	frames := make([]any, len(st.Frames))
 	for i, f := range st.Frames {
 		frames[i] = map[string]any{
-			"method":        nonEmpty(f.Method),
-			"descriptor":    nonEmpty(f.Descriptor),
-			"lineNumber":    int32(f.Line),
-			"bytecodeIndex": int32(f.BCI),
-			"type":          nonEmpty(f.Type),
+			"method":        some(nonEmpty(f.Method)),
+			"descriptor":    some(nonEmpty(f.Descriptor)),
+			"lineNumber":    some(int32(f.Line)),
+			"bytecodeIndex": some(int32(f.BCI)),
+			"type":          some(nonEmpty(f.Type)),
 		}
 	}
-	return map[string]any{"truncated": st.Truncated, "frames": frames}
+	return map[string]any{"truncated": some(st.Truncated), "frames": frames}
 }

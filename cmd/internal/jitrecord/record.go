@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,18 @@ func Record(ctx context.Context, stderr io.Writer, tool, path string, pids []int
 	}
 	st, err := recorder.Record(ctx, pids, w, opts)
 	err = errors.Join(err, w.Close())
+	nothing := true // no JVM's code in the log
+	for _, j := range st.JVMs {
+		if j.Err == "" || j.Loads+j.Snapshot > 0 {
+			nothing = false
+		}
+	}
+	if err != nil && nothing {
+		// A log of nothing but its header would only stand in the way of the next try (-o must not
+		// exist); the error says why.
+		_ = os.Remove(path)
+		return st, err
+	}
 	for _, j := range st.JVMs {
 		if j.Err != "" && j.Loads+j.Snapshot == 0 {
 			fmt.Fprintf(stderr, "%s: %d: not recorded: %s\n", tool, j.PID, j.Err)

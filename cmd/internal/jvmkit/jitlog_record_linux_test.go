@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,6 +160,12 @@ func TestCommandRecord(t *testing.T) {
 		t.Logf("a dead pid: exit %d: %s", code, stderr)
 		if code != cliutil.ExitNoJVM || !strings.Contains(stderr, "process "+dead+": no such process") {
 			t.Errorf("a dead pid: exit %d, stderr %q: want exit %d and the process named", code, stderr, cliutil.ExitNoJVM)
+		}
+		if n := strings.Count(stderr, "no such process"); n != 1 {
+			t.Errorf("a dead pid: the error said %d times:\n%s", n, stderr)
+		}
+		if _, err := os.Lstat(log); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a dead pid: a log of nothing left at %s (%v): the next try with -o would fail", log, err)
 		}
 
 		// The JVM is recorded and the dead pid reported (exit 0: the log is good).

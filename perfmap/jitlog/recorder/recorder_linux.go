@@ -82,8 +82,7 @@ func Record(ctx context.Context, pids []int, w *jitlog.Writer, opts Options) (St
 			if errors.Is(err, usdt.ErrProcessGone) {
 				err = usdt.ErrProcessGone // the layers' own wording only repeats the pid
 			}
-			err = fmt.Errorf("process %d: %w", pid, err)
-			log.Warn("not recording", "pid", pid, "err", err)
+			err = fmt.Errorf("process %d: %w", pid, err) // in the stats and the error: not logged again
 			errs = append(errs, err)
 			stats.JVMs = append(stats.JVMs, JVMStats{PID: pid, Err: err.Error()})
 			continue
