@@ -179,15 +179,12 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 		return "", 0, fmt.Errorf("jcmd: copy %s: %w", path, err)
 	}
 
-	if d, n, _, err := copyDestination(dst, path); err == nil {
-		// The JVM wrote the file where the copy would go (--copy-to . in the JVM's working directory):
-		// it is there already, nothing to copy or refuse.
-		var st unix.Stat_t
-		if f := filepath.Join(d, n); unix.Lstat(f, &st) == nil && st.Dev == srcSt.Dev && st.Ino == srcSt.Ino {
-			return f, srcSt.Size, nil
-		}
+	dirFd, dir, name, _, err := openCopyDest(dst, path, overwrite, &srcSt)
+	if errors.Is(err, errSameFile) {
+		// The JVM wrote the caller's own file where the copy would go (--copy-to . in the JVM's working
+		// directory): it is there already.
+		return filepath.Join(dir, name), srcSt.Size, nil
 	}
-	dirFd, dir, name, _, err := openCopyDest(dst, path, overwrite, true)
 	if err != nil {
 		return "", 0, err
 	}
@@ -222,16 +219,21 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 // overwrite is false. A directory dst is checked as a directory only (the copy's name there is the
 // written file's).
 func CheckCopyDest(dst string, overwrite bool) error {
-	dirFd, _, _, _, err := openCopyDest(dst, "file", overwrite, false)
+	dirFd, _, _, _, err := openCopyDest(dst, "file", overwrite, nil)
 	if err == nil {
 		unix.Close(dirFd)
 	}
 	return err
 }
 
-// openCopyDest opens the directory a copy of path to dst goes into, after the checks CopyOut makes (the
-// final name's only when it is known: dst names the file, or final is set).
-func openCopyDest(dst, path string, overwrite, final bool) (dirFd int, dir, name string, dirIsDst bool, err error) {
+// errSameFile: the destination is the source itself, a file of the caller's (see openCopyDest).
+var errSameFile = errors.New("the destination is the file itself")
+
+// openCopyDest opens the directory a copy of path to dst goes into, after the checks CopyOut makes.
+// Without src (a check before the file exists) a directory dst is checked as a directory only; with
+// it, the final name too, and a final name that is src itself, a file of the caller's with one link,
+// gives errSameFile (with dir and name) instead of an existing-file refusal.
+func openCopyDest(dst, path string, overwrite bool, src *unix.Stat_t) (dirFd int, dir, name string, dirIsDst bool, err error) {
 	dir, name, dirIsDst, err = copyDestination(dst, path)
 	if err != nil {
 		return -1, "", "", false, err
@@ -262,12 +264,18 @@ func openCopyDest(dst, path string, overwrite, final bool) (dirFd int, dir, name
 	if err := checkCopyDir(dirFd, dir); err != nil {
 		return fail(err)
 	}
-	if dirIsDst && !final {
+	if dirIsDst && src == nil {
 		return dirFd, dir, name, dirIsDst, nil
 	}
 	exists, err := rootfs.CheckFinal(dirFd, dir, name)
 	if err != nil {
 		return fail(fmt.Errorf("jcmd: copy to %w", err))
+	}
+	var st unix.Stat_t
+	if exists && src != nil && unix.Fstatat(dirFd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+		st.Dev == src.Dev && st.Ino == src.Ino && st.Nlink == 1 && int(st.Uid) == os.Geteuid() {
+		unix.Close(dirFd)
+		return -1, dir, name, dirIsDst, errSameFile
 	}
 	if exists && !overwrite {
 		return fail(fmt.Errorf("jcmd: copy to %s: %w (not overwriting it)", filepath.Join(dir, name), fs.ErrExist))

@@ -611,16 +611,27 @@ func TestCopyOut(t *testing.T) {
 	}
 	onlyFiles(dir, "data.bin")
 
-	// The JVM's file itself as the destination (--copy-to the directory it wrote in): nothing to copy,
-	// not an existing file to refuse.
+	// The JVM's file itself as the destination (--copy-to the directory it wrote in): a file of the
+	// caller's is there already; another user's is not the caller's copy (refused as any existing file).
 	srcDir := filepath.Dir(src)
 	for _, dst := range []string{srcDir, src} {
+		if _, _, err := jcmd.CopyOut(ctx, target, "/tmp/data.bin", dst, false); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("CopyOut to another user's file itself (%s): %v; want fs.ErrExist", dst, err)
+		}
+	}
+	if err := os.Chown(src, os.Geteuid(), os.Getegid()); err != nil {
+		t.Fatal(err)
+	}
+	for _, dst := range []string{srcDir, src} {
 		if f, n, err := jcmd.CopyOut(ctx, target, "/tmp/data.bin", dst, false); err != nil || n != int64(len(data)) || filepath.Base(f) != "data.bin" {
-			t.Errorf("CopyOut to the file itself (%s): %q, %d, %v", dst, f, n, err)
+			t.Errorf("CopyOut to the caller's file itself (%s): %q, %d, %v", dst, f, n, err)
 		}
 	}
 	if content(src) != "data" {
 		t.Error("copying the file onto itself changed it")
+	}
+	if err := os.Chown(src, 65534, 65534); err != nil {
+		t.Fatal(err)
 	}
 
 	// A new name in an existing directory.

@@ -709,15 +709,17 @@ func (c *Command) Check(words []string) error {
 			return err
 		}
 	}
-	// A mandatory argument or option with a default has a value without one given (HotSpot's
-	// DCmdParser::check asks for a value, which the default is: VM.classloaders' fold, JDK 11-21).
+	// A mandatory argument or option with a default has a value without one given in HotSpot's parser
+	// (DCmdParser::check asks for a value, which the default is: VM.classloaders' fold, JDK 11-21);
+	// jdk.jfr's own parser asks for the option itself.
+	defaulted := func(o Option) bool { return o.Default != "" && !java }
 	for _, o := range c.Arguments {
-		if o.Required && o.Default == "" && !seen[o.Name] {
+		if o.Required && !defaulted(o) && !seen[o.Name] {
 			return &OptionError{Command: c.Name, Option: o.Name, Reason: "missing mandatory argument"}
 		}
 	}
 	for _, o := range c.Options {
-		if o.Required && o.Default == "" && !seen[o.Name] {
+		if o.Required && !defaulted(o) && !seen[o.Name] {
 			return &OptionError{Command: c.Name, Option: o.Name, Reason: "missing mandatory option"}
 		}
 	}

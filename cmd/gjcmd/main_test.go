@@ -165,7 +165,7 @@ func TestParity(t *testing.T) {
 		}
 		// -f: one command per line, up to "stop".
 		file := filepath.Join(t.TempDir(), "cmds")
-		os.WriteFile(file, []byte("VM.version\n# a comment, which the JVM skips\n#VM.flags\nVM.uptime\nstop\nVM.flags\n"), 0o644)
+		os.WriteFile(file, []byte("VM.version\n# a comment, which the JVM skips\n#VM.flags\n\t# a tab'\"s odd quote\nVM.uptime\nstop\nVM.flags\n"), 0o644)
 		wf, gf := jcmd(pid, "-f", file), gjcmd(t, pid, "-f", file)
 		if gf.code != wf.code || strings.Count(gf.stdout, "\n") != strings.Count(wf.stdout, "\n") || !strings.Contains(gf.stdout, "JDK ") {
 			t.Errorf("-f: gjcmd %d %q, jcmd %d %q", gf.code, gf.stdout, wf.code, wf.stdout)

@@ -101,6 +101,18 @@ func CheckOutput(path string) error {
 	return nil
 }
 
+// RemoveSame removes path if it still is the file fi describes.
+func RemoveSame(path string, fi os.FileInfo) error {
+	now, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(now, fi) {
+		return fmt.Errorf("remove %s: it is not the file created there any more", path)
+	}
+	return os.Remove(path)
+}
+
 // MakePrivateDir is not supported on this platform.
 func (pr *Process) MakePrivateDir(parent, name string) (string, error) {
 	return "", errors.ErrUnsupported

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -285,8 +286,13 @@ func CheckOutput(path string) error {
 		return err
 	}
 	defer unix.Close(dfd)
-	// The caller's own rights (root's too: a read-only file system is EROFS).
-	if err := unix.Faccessat(unix.AT_FDCWD, dir, unix.W_OK, unix.AT_EACCESS); err != nil {
+	var sfs unix.Statfs_t
+	if unix.Fstatfs(dfd, &sfs) == nil && sfs.Flags&unix.ST_RDONLY != 0 {
+		return fmt.Errorf("write %s: directory %s: %w", path, dir, unix.EROFS)
+	}
+	// The caller's own rights, on the directory opened (faccessat2; where the kernel or a seccomp
+	// profile refuses the call, the write itself will tell).
+	if err := unix.Faccessat2(dfd, "", unix.W_OK, unix.AT_EACCESS|unix.AT_EMPTY_PATH); errors.Is(err, unix.EACCES) || errors.Is(err, unix.EROFS) {
 		return fmt.Errorf("write %s: directory %s: %w", path, dir, err)
 	}
 	return nil
@@ -310,4 +316,27 @@ func openOutput(path string) (dfd int, dir, name string, err error) {
 		return -1, "", "", fmt.Errorf("write %w", err)
 	}
 	return dfd, dir, name, nil
+}
+
+// RemoveSame removes path if it still is the file fi describes (a file of the caller's, as it created
+// it), reaching its directory as WriteOutput does and the name without following a link: a name
+// someone replaced since, or a directory swapped for a link on the way, is left alone.
+func RemoveSame(path string, fi fs.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return errors.New("remove: no file identity")
+	}
+	dfd, _, name, err := openOutput(path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	var now unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	if uint64(now.Dev) != uint64(st.Dev) || now.Ino != st.Ino {
+		return fmt.Errorf("remove %s: it is not the file created there any more", path)
+	}
+	return unix.Unlinkat(dfd, name, 0)
 }

@@ -67,6 +67,15 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 	return w, nil
 }
 
+// Stat describes the log file, as created (for a caller that may remove it later and must not remove
+// something else put at its name since); an error for a Writer without a file of its own.
+func (w *Writer) Stat() (os.FileInfo, error) {
+	if w.f == nil {
+		return nil, errors.New("jitlog: the writer has no file of its own")
+	}
+	return w.f.Stat()
+}
+
 // Append adds records to the pending batch and writes the batch out when it is full. A name longer
 // than MaxName bytes or a source longer than MaxSource is cut. Append fails for a kind other than
 // Snapshot, Load and Unload and for a pid outside [0, 2^31), before adding any of recs.

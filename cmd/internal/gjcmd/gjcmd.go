@@ -270,6 +270,22 @@ func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) 
 // executeLine runs one diagnostic command line; false stops a -f file at the first failure, as jcmd
 // does (its loop ends with the exception).
 func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w io.Writer, res *result) bool {
+	if strings.HasPrefix(strings.TrimLeft(line, " \t\v\f\r"), "#") && !strings.ContainsAny(line, "\n\x00") {
+		// A comment: HotSpot runs a line only if its command name does not start with #
+		// (DCmd::parse_and_execute), whatever follows. Sent as jcmd sends it, unchecked and unprepared;
+		// a newline or NUL (a second line, which the JVM would run) is refused below as for any line.
+		cw := &countWriter{w: w}
+		err := cl.VM.ExecuteTo(ctx, cw, "jcmd", line)
+		res.setStatus(err)
+		if err != nil {
+			res.err = interrupted(err, cl, "#", nil)
+			return false
+		}
+		if cw.n == 0 {
+			fmt.Fprintln(w, "Command executed successfully")
+		}
+		return true
+	}
 	words, err := jcmd.SplitLine(line)
 	if err != nil {
 		// A newline would have the JVM run a second command, unchecked and unprepared; an unterminated
@@ -282,9 +298,8 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 		name = words[0]
 	}
 	// Options are checked against the JVM's own help before anything is sent; a bare command costs
-	// no extra round trip (the JVM's answer to an unknown one is as good). A line whose first word starts
-	// with # is a comment the JVM skips (DCmd::parse_and_execute): sent as jcmd sends it, unchecked.
-	if len(words) > 1 && !g.noCheck && !strings.HasPrefix(name, "#") {
+	// no extra round trip (the JVM's answer to an unknown one is as good).
+	if len(words) > 1 && !g.noCheck {
 		if err := cl.Check(ctx, line); err != nil {
 			res.err = notRun(err, cl, name)
 			if !errors.Is(err, context.Canceled) {

@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/perfmap/jitlog"
 	"github.com/jvmkit/jvmkit/perfmap/jitlog/recorder"
 )
@@ -30,6 +30,7 @@ func Record(ctx context.Context, stderr io.Writer, tool, path string, pids []int
 	if err != nil {
 		return recorder.Stats{}, err
 	}
+	created, _ := w.Stat()
 	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts.Ready = func() {
 		fmt.Fprintf(stderr, "%s: recording the JIT code of %s into %s\n", tool, joinInts(pids), path)
@@ -42,10 +43,10 @@ func Record(ctx context.Context, stderr io.Writer, tool, path string, pids []int
 			nothing = false
 		}
 	}
-	if err != nil && nothing {
+	if err != nil && nothing && created != nil {
 		// A log of nothing but its header would only stand in the way of the next try (-o must not
-		// exist); the error says why.
-		_ = os.Remove(path)
+		// exist); the error says why. Removed only if the name still holds the file created.
+		_ = rootfs.RemoveSame(path, created)
 		return st, err
 	}
 	for _, j := range st.JVMs {
