@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -322,20 +321,22 @@ func openOutput(path string) (dfd int, dir, name string, err error) {
 // it), reaching its directory as WriteOutput does and the name without following a link: a name
 // someone replaced since, or a directory swapped for a link on the way, is left alone.
 func RemoveSame(path string, fi fs.FileInfo) error {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return errors.New("remove: no file identity")
-	}
 	dfd, _, name, err := openOutput(path)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dfd)
-	var now unix.Stat_t
-	if err := unix.Fstatat(dfd, name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	fd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	now, err := f.Stat()
+	f.Close()
+	if err != nil {
 		return err
 	}
-	if uint64(now.Dev) != uint64(st.Dev) || now.Ino != st.Ino {
+	if !os.SameFile(now, fi) {
 		return fmt.Errorf("remove %s: it is not the file created there any more", path)
 	}
 	return unix.Unlinkat(dfd, name, 0)
