@@ -196,6 +196,12 @@ func TestGCAgainstXlog(t *testing.T) {
 					if c.name != "z" && !failedOver {
 						durations++
 						switch {
+						case lp.kind == "Full":
+							// A full collection's pause is its manager's probes, which run inside the
+							// log's "Pause Full" timer (Serial's collect_generation, G1's full collector):
+							// traced shorter, by 0.14-0.64 ms measured on a loaded machine (JDK 17 Serial,
+							// JDK 25 G1, 2026-11-30), or longer where gc__begin/end bound it. No direction
+							// is asserted; the count of pauses longer by more than 1 ms and 10% is.
 						case logHolds && p.Duration > lp.duration+500*time.Microsecond:
 							t.Errorf("logged pause %s: %v, traced %v: longer, though the log's timer holds the probes", lp.kind, lp.duration, p.Duration)
 						case !logHolds && p.Duration+500*time.Microsecond < lp.duration:

@@ -48,9 +48,10 @@ with its memory manager's pool probes: when Parallel or Serial follow a young co
 in the same safepoint (the old generation filled up), that is two pauses, the second full. A pause is
 full when gc__begin says so or its manager is a full collector's (PS MarkSweep, MarkSweepCompact, G1 Old
 Generation). A pause lasts from its first probe to its last. The time to reach the safepoint is not
-included, as in -Xlog:gc. -Xlog:gc times most collections inside the probes, but G1's full
-collections, Remark and Cleanup outside them: those can be shorter here than in the log, by up to a few
-tenths of a millisecond (more when the VM thread lost the CPU in between). Concurrent phases are not
+included, as in -Xlog:gc. -Xlog:gc times most collections inside the probes, but full collections
+(their manager's probes run inside the log's timer) and G1's Remark and Cleanup outside them: those can
+be shorter here than in the log, by up to a few tenths of a millisecond (more when the VM thread lost
+the CPU in between). Concurrent phases are not
 pauses (ZGC's pauses are its three short safepoints per cycle). The pools are each memory pool's use
 before and after, as the collection's manager reported it (G1's Remark and Cleanup on JDK 21 and later
 report through the "G1 Concurrent GC" manager). Before JDK 21 no manager reports G1's Remark and Cleanup:
