@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -619,19 +620,23 @@ func TestCopyOut(t *testing.T) {
 			t.Errorf("CopyOut to another user's file itself (%s): %v; want fs.ErrExist", dst, err)
 		}
 	}
-	if err := os.Chown(src, os.Geteuid(), os.Getegid()); err != nil {
+	// The caller's own JVM (root's, as the caller): its file is the caller's, and already where the copy
+	// would go.
+	own := testutil.StartJVM(t, testutil.JDK17(t), testutil.JVMOptions{})
+	ownTarget := resolveTarget(t, own.PID)
+	ownName := fmt.Sprintf("jvmkit-copyout-%d.bin", own.PID)
+	ownSrc := jcmd.HostPath(ownTarget, "/tmp/"+ownName)
+	if err := os.WriteFile(ownSrc, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, dst := range []string{srcDir, src} {
-		if f, n, err := jcmd.CopyOut(ctx, target, "/tmp/data.bin", dst, false); err != nil || n != int64(len(data)) || filepath.Base(f) != "data.bin" {
+	t.Cleanup(func() { os.Remove(ownSrc) })
+	for _, dst := range []string{filepath.Dir(ownSrc), ownSrc} {
+		if f, n, err := jcmd.CopyOut(ctx, ownTarget, "/tmp/"+ownName, dst, false); err != nil || n != int64(len(data)) || f != ownSrc {
 			t.Errorf("CopyOut to the caller's file itself (%s): %q, %d, %v", dst, f, n, err)
 		}
 	}
-	if content(src) != "data" {
+	if content(ownSrc) != "data" {
 		t.Error("copying the file onto itself changed it")
-	}
-	if err := os.Chown(src, 65534, 65534); err != nil {
-		t.Fatal(err)
 	}
 
 	// A new name in an existing directory.
