@@ -179,7 +179,7 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 		return "", 0, fmt.Errorf("jcmd: copy %s: %w", path, err)
 	}
 
-	dirFd, dir, name, _, err := openCopyDest(dst, path, overwrite, &srcSt)
+	dirFd, dir, name, err := openCopyDest(dst, path, overwrite, &srcSt)
 	if errors.Is(err, errSameFile) {
 		// The JVM wrote the caller's own file where the copy would go (--copy-to . in the JVM's working
 		// directory): it is there already.
@@ -219,7 +219,7 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 // overwrite is false. A directory dst is checked as a directory only (the copy's name there is the
 // written file's).
 func CheckCopyDest(dst string, overwrite bool) error {
-	dirFd, _, _, _, err := openCopyDest(dst, "file", overwrite, nil)
+	dirFd, _, _, err := openCopyDest(dst, "file", overwrite, nil)
 	if err == nil {
 		unix.Close(dirFd)
 	}
@@ -233,10 +233,10 @@ var errSameFile = errors.New("the destination is the file itself")
 // Without src (a check before the file exists) a directory dst is checked as a directory only; with
 // it, the final name too, and a final name that is src itself, a file of the caller's with one link,
 // gives errSameFile (with dir and name) instead of an existing-file refusal.
-func openCopyDest(dst, path string, overwrite bool, src *unix.Stat_t) (dirFd int, dir, name string, dirIsDst bool, err error) {
-	dir, name, dirIsDst, err = copyDestination(dst, path)
+func openCopyDest(dst, path string, overwrite bool, src *unix.Stat_t) (dirFd int, dir, name string, err error) {
+	dir, name, dirIsDst, err := copyDestination(dst, path)
 	if err != nil {
-		return -1, "", "", false, err
+		return -1, "", "", err
 	}
 	// Links on the way are followed only as the kernel's fs.protected_symlinks would (rootfs.OpenOutputDir):
 	// never another user's in /tmp.
@@ -255,17 +255,17 @@ func openCopyDest(dst, path string, overwrite bool, src *unix.Stat_t) (dirFd int
 		if errors.Is(err, unix.ELOOP) {
 			err = ErrSymlink
 		}
-		return -1, "", "", false, fmt.Errorf("jcmd: copy to %s: %w", dir, err)
+		return -1, "", "", fmt.Errorf("jcmd: copy to %s: %w", dir, err)
 	}
-	fail := func(err error) (int, string, string, bool, error) {
+	fail := func(err error) (int, string, string, error) {
 		unix.Close(dirFd)
-		return -1, "", "", false, err
+		return -1, "", "", err
 	}
 	if err := checkCopyDir(dirFd, dir); err != nil {
 		return fail(err)
 	}
 	if dirIsDst && src == nil {
-		return dirFd, dir, name, dirIsDst, nil
+		return dirFd, dir, name, nil
 	}
 	exists, err := rootfs.CheckFinal(dirFd, dir, name)
 	if err != nil {
@@ -275,12 +275,12 @@ func openCopyDest(dst, path string, overwrite bool, src *unix.Stat_t) (dirFd int
 	if exists && src != nil && unix.Fstatat(dirFd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil &&
 		st.Dev == src.Dev && st.Ino == src.Ino && st.Nlink == 1 && int(st.Uid) == os.Geteuid() {
 		unix.Close(dirFd)
-		return -1, dir, name, dirIsDst, errSameFile
+		return -1, dir, name, errSameFile
 	}
 	if exists && !overwrite {
 		return fail(fmt.Errorf("jcmd: copy to %s: %w (not overwriting it)", filepath.Join(dir, name), fs.ErrExist))
 	}
-	return dirFd, dir, name, dirIsDst, nil
+	return dirFd, dir, name, nil
 }
 
 // checkCopyDir refuses a destination directory that another user owns, or that every user may write

@@ -23,9 +23,8 @@ func OpenInJVM(t *attach.Target, path string) (*os.File, error) {
 }
 
 // CheckCopyDest fails as CopyOut does: only Linux is supported.
-func CheckCopyDest(string, bool) error {
-	_, _, err := CopyOut(context.Background(), nil, "", "", false)
-	return err
+func CheckCopyDest(dst string, _ bool) error {
+	return fmt.Errorf("jcmd: copy to %s: %w", dst, attach.ErrNotSupported)
 }
 
 // CopyOut copies the file at path (as the JVM sees it) to dst. Only Linux is supported: elsewhere it fails

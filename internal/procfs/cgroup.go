@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"bytes"
+	"iter"
 	"strings"
 
 	"github.com/jvmkit/jvmkit/internal/lazyre"
@@ -14,16 +15,11 @@ import (
 func ParseCgroup(b []byte) string {
 	var unified string
 	var v1 []string
-	for line := range bytes.SplitSeq(b, []byte("\n")) {
-		// hierarchy-ID:controller-list:cgroup-path; the path may itself contain ':'.
-		parts := bytes.SplitN(bytes.TrimSpace(line), []byte(":"), 3)
-		if len(parts) != 3 || len(parts[2]) == 0 || parts[2][0] != '/' {
-			continue
-		}
-		if string(parts[0]) == "0" && len(parts[1]) == 0 {
-			unified = string(parts[2])
+	for l := range cgroupLines(b) {
+		if l.unified() {
+			unified = l.path
 		} else {
-			v1 = append(v1, string(parts[2]))
+			v1 = append(v1, l.path)
 		}
 	}
 	for _, p := range append([]string{unified}, v1...) {
@@ -38,6 +34,28 @@ func ParseCgroup(b []byte) string {
 		return v1[0]
 	}
 	return ""
+}
+
+// cgroupLine is a line of /proc/<pid>/cgroup: hierarchy-ID:controller-list:cgroup-path.
+type cgroupLine struct{ id, controllers, path string }
+
+// unified reports the line of the unified hierarchy (cgroup v2): "0::/path".
+func (l cgroupLine) unified() bool { return l.id == "0" && l.controllers == "" }
+
+// cgroupLines yields the lines of /proc/<pid>/cgroup text whose path is absolute (the path may itself
+// contain ':').
+func cgroupLines(b []byte) iter.Seq[cgroupLine] {
+	return func(yield func(cgroupLine) bool) {
+		for line := range bytes.SplitSeq(b, []byte("\n")) {
+			parts := bytes.SplitN(bytes.TrimSpace(line), []byte(":"), 3)
+			if len(parts) != 3 || len(parts[2]) == 0 || parts[2][0] != '/' {
+				continue
+			}
+			if !yield(cgroupLine{string(parts[0]), string(parts[1]), string(parts[2])}) {
+				return
+			}
+		}
+	}
 }
 
 // Container is what a cgroup path tells about the container a process runs in.

@@ -459,13 +459,22 @@ func writesFile(name string) bool {
 // checkCopyDest refuses, before anything runs in the JVM, a copy that could only fail once the JVM
 // has written its file (jcmd.CheckCopyDest: what CopyOut checks; -o naming a directory).
 func (g *gjcmd) checkCopyDest() error {
-	if g.output != "" {
-		if st, err := os.Lstat(g.output); err == nil && st.IsDir() {
-			return fmt.Errorf("-o %s is a directory; give a file name, or use --copy-to for a directory", g.output)
-		}
+	if err := g.outputNotDir(); err != nil {
+		return err
 	}
 	if dst := g.copyTo + g.output; dst != "" {
 		return jcmd.CheckCopyDest(dst, g.overwrite)
+	}
+	return nil
+}
+
+// outputNotDir refuses an -o that names a directory: -o is the copy's file name.
+func (g *gjcmd) outputNotDir() error {
+	if g.output == "" {
+		return nil
+	}
+	if st, err := os.Lstat(g.output); err == nil && st.IsDir() {
+		return fmt.Errorf("-o %s is a directory; give a file name, or use --copy-to for a directory", g.output)
 	}
 	return nil
 }
@@ -486,10 +495,8 @@ func (g *gjcmd) collectFile(ctx context.Context, cl *jcmd.Client, line, out stri
 	case !strings.Contains(out, f.Path):
 		res.notef("the JVM wrote %s", f.Path) // e.g. Compiler.perfmap, which prints nothing
 	}
-	if g.output != "" {
-		if st, err := os.Lstat(g.output); err == nil && st.IsDir() {
-			return fmt.Errorf("-o %s is a directory; give a file name, or use --copy-to for a directory", g.output)
-		}
+	if err := g.outputNotDir(); err != nil { // checked before the command too; it may have changed since
+		return err
 	}
 	if dst := g.copyTo + g.output; dst != "" {
 		to, n, err := cl.CopyOut(ctx, f, dst, g.overwrite)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,20 +38,15 @@ func Record(ctx context.Context, stderr io.Writer, tool, path string, pids []int
 	}
 	st, err := recorder.Record(ctx, pids, w, opts)
 	err = errors.Join(err, w.Close())
-	nothing := true // no JVM's code in the log
-	for _, j := range st.JVMs {
-		if j.Err == "" || j.Loads+j.Snapshot > 0 {
-			nothing = false
-		}
-	}
-	if err != nil && nothing && created != nil {
+	recorded := func(j recorder.JVMStats) bool { return j.Err == "" || j.Loads+j.Snapshot > 0 }
+	if err != nil && created != nil && !slices.ContainsFunc(st.JVMs, recorded) {
 		// A log of nothing but its header would only stand in the way of the next try (-o must not
 		// exist); the error says why. Removed only if the name still holds the file created.
 		_ = rootfs.RemoveSame(path, created)
 		return st, err
 	}
 	for _, j := range st.JVMs {
-		if j.Err != "" && j.Loads+j.Snapshot == 0 {
+		if !recorded(j) {
 			fmt.Fprintf(stderr, "%s: %d: not recorded: %s\n", tool, j.PID, j.Err)
 			continue
 		}
