@@ -115,6 +115,9 @@ func TestTruncated(t *testing.T) {
 		if fe != nil && (fe.Offset < 0 || fe.Offset > int64(n)) {
 			t.Fatalf("cut at %d: damage offset %d outside the data", n, fe.Offset)
 		}
+		if fe != nil && strings.Contains(err.Error(), "bytes are left in the chunk") && !strings.Contains(err.Error(), "cut short") {
+			t.Fatalf("cut at %d: %v: does not say the recording is cut short", n, err)
+		}
 		if r == nil {
 			continue
 		}

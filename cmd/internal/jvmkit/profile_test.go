@@ -191,6 +191,26 @@ func TestProfileNotHotSpot(t *testing.T) {
 	if code != cliutil.ExitNoJVM || stderr == "" {
 		t.Errorf("no such pid: exit %d, stderr %q; want %d", code, stderr, cliutil.ExitNoJVM)
 	}
+	// gc says the same of a process that is not a JVM (it used to warn about VMStructs and exit 1).
+	code, _, stderr = jvmkit("gc", "--duration", "1s", strconv.Itoa(p.Process.Pid))
+	if code != cliutil.ExitNoJVM || !strings.Contains(stderr, "not a Java process") {
+		t.Errorf("gc of a non-Java pid: exit %d, stderr %q; want %d, not a Java process", code, stderr, cliutil.ExitNoJVM)
+	}
+}
+
+// TestProfileOutputCheckedFirst: an -o that cannot be written is refused before sampling (a pid that
+// is not even a JVM: the output is checked first), not after minutes of it.
+func TestProfileOutputCheckedFirst(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{filepath.Join(t.TempDir(), "missing", "p.folded"), fifo} {
+		code, _, stderr := jvmkit("profile", "-d", "60s", "-o", out, "999999999")
+		if code == 0 || !strings.Contains(stderr, "write ") {
+			t.Errorf("-o %s: exit %d, stderr %q; want a refusal to write (checked before the pid)", out, code, stderr)
+		}
+	}
 }
 
 // TestProfileUsage: flags out of range are exit status 2 with a message, before anything is opened.
@@ -200,6 +220,7 @@ func TestProfileUsage(t *testing.T) {
 		{"profile", "--stack-bytes", "100", "1"},
 		{"profile", "--stack-bytes", "70000", "1"},
 		{"profile", "--format", "xml", "1"},
+		{"profile", "-d", "-1s", "1"},
 	} {
 		code, _, stderr := jvmkit(args...)
 		if code != cliutil.ExitUsage || stderr == "" {
