@@ -378,6 +378,13 @@ func compareAllocTruth(t *testing.T, app *testutil.App, run *allocRun, events []
 	}
 	// Keyed per application, as reported.
 	top10, shares := "alloc.top10/"+string(app.Kind), "alloc.shares/"+string(app.Kind)
+	// JFR's ObjectAllocationSample takes the same points in the same JVM (checked above to 95%): ours ranks
+	// the other instance's classes as well as JFR's does, to within two classes, whatever the two instances
+	// allocated. Two, because Jetty's 7th to 12th classes are within 20% of each other, inside the
+	// samples' precision, so that either may hold two of them in its top 10 that the other holds out
+	// (measured, JDK 17: both 7/10 and 8/10 in three runs; once JFR's 9/10 against ours 7/10, ours and
+	// JFR's top 10 alike to the precision, byte shares 98.4% alike).
+	check(t, "alloc.top10-jfr", tied >= jfrTied-2, "top-10 classes by bytes overlap the full-probe run's in %d/10, JFR's of the same JVM in %d/10: want at least JFR's less 2", tied, jfrTied)
 	// The truth is another JVM: where JFR's ObjectAllocationSample, taken in the sampled JVM itself, misses
 	// the goal against it too, that JVM allocated otherwise (measured on Jetty, JDK 25: it allocated a
 	// quarter as much, byte[] 31% of it against 20% in the sampled one; ours and JFR's both agreed 76%

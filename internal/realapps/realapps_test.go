@@ -819,6 +819,10 @@ var knownGaps = map[string]string{
 	// with HotSpot's default TLABs; JFR's ObjectAllocationSample (throttle off) 0 of 57,050. A limit of
 	// TLAB sampling, not of this tool; it is in alloc's help. H2 (no such loop): 10/10.
 	"alloc.estimate-top10": "new TLABs start at Jetty's work_jsp$Item a third as often as its bytes predict, in the full-probe JVM itself (a loop locks TLAB samples, JFR's too): 8/10 (JDK 17)",
+	// Issue 12: the same cause against the other instance: the sampled Jetty ranks the full-probe
+	// instance's top 10 in 7-8/10 mostly, JFR's ObjectAllocationSample of the same JVM alike (7-9/10;
+	// alloc.top10-jfr holds ours to JFR's). work_jsp$Item, the truth's 4th, is missed by both.
+	"alloc.top10/jetty": "TLAB sample points lock onto Jetty's loop (work_jsp$Item missed, as by JFR's ObjectAllocationSample in the same JVM): 7-8/10 (JDK 17)",
 	// Issue 12: the goal is 13/15; runs give 13-15 mostly, 11 once (JDK 25, Jetty), where the misses are
 	// methods the two name differently without DebugNonSafepoints and JFR has ~1,500 samples. The floor of
 	// 10 (profile.jfr-top15-floor) still fails.
