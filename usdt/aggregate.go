@@ -63,55 +63,6 @@ type AggregateOptions struct {
 	Weight *ThreadWeight
 }
 
-// ThreadWeight weighs each firing by the growth of a counter of the firing thread, read from the traced
-// process's memory in the probe's context: the counter is the sum of the 64-bit values at Add minus those
-// at Sub, offsets from the thread's base address that Aggregator.SetThread gives (HotSpot: a
-// JavaThread's allocated bytes, the weight of JFR's allocation samples). A thread's first firing is
-// weighed from the counter value SetThread gave, or not at all if that was 0. Firings of threads without
-// a base, with an unreadable counter or with a growth above Max are counted in Bucket.Unweighted instead.
-type ThreadWeight struct {
-	Add, Sub []int32
-	// Epoch, when set, is the offset of a 64-bit value that changes when the thread starts a new
-	// allocation buffer (HotSpot: its TLAB's start), and makes the weights those of a sample taken at
-	// each new buffer, as JFR's allocation samples are: a firing that sees a new Epoch weighs the counter's
-	// growth since the thread's previous sample; a firing where Direct (the offset of a value that grows
-	// by what the thread allocates outside a buffer: HotSpot's allocated bytes) grew but Epoch did not
-	// weighs Direct's growth alone, which the next buffer's firing does not weigh again; other firings
-	// (allocations inside the current buffer, which some code reports one by one) are not weighed
-	// (Bucket.Unweighted): the buffer's next sample stands for them. Weighing them by their own size
-	// instead would count them twice in expectation: the buffer samples fall on the allocations that
-	// report themselves as often as on the others.
-	Epoch, Direct *int32
-	// Top, with an Epoch, is the offset of the buffer's top (its used part is Top - Epoch), and Size the
-	// probe argument that is the firing's allocation size: a firing that sees a new Epoch is then a new
-	// buffer's sample only when the buffer's used part is that size (the firing's allocation is the
-	// buffer's first) or the Epoch is 0 (no buffer). Otherwise the buffer's start fired unseen (before
-	// the trace, or from code that does not report new buffers) and the firing is not weighed, the
-	// thread's values left as they were: the next sample weighs since the last one seen, not since a
-	// start that was missed.
-	Top  *int32
-	Size int
-	// Threads are given their base before the uprobes are attached, so that no firing of theirs goes
-	// unweighted for want of one.
-	Threads []WeightedThread
-	// Max, when not 0, is the largest weight taken (a counter that went back, or a thread whose base is
-	// stale because the tid was reused, gives an absurd growth).
-	Max uint64
-	// MaxThreads bounds the threads with a base; default 4096.
-	MaxThreads int
-}
-
-// WeightedThread is a thread's base address and the values now of ThreadWeight's counter, Epoch and
-// Direct (see Aggregator.SetThread).
-type WeightedThread struct {
-	TID                    int
-	Base                   uint64
-	Counter, Epoch, Direct uint64
-}
-
-// maxWeightTerms bounds ThreadWeight.Add plus Sub.
-const maxWeightTerms = 4
-
 const defaultMaxKeys = 16384
 
 func (o *AggregateOptions) withDefaults() (AggregateOptions, error) {
@@ -135,20 +86,12 @@ func (o *AggregateOptions) withDefaults() (AggregateOptions, error) {
 	case r.PID < 0 || r.PID > 1<<31-1:
 		return r, fmt.Errorf("usdt: pid %d", r.PID)
 	}
-	if w := r.Weight; w != nil {
-		ww := *w
-		if ww.MaxThreads == 0 {
-			ww.MaxThreads = 4096
+	if r.Weight != nil {
+		w, err := r.Weight.withDefaults("aggregate")
+		if err != nil {
+			return r, err
 		}
-		switch {
-		case len(ww.Add) == 0 || len(ww.Add)+len(ww.Sub) > maxWeightTerms:
-			return r, fmt.Errorf("usdt: aggregate: a weight of %d+%d terms (1 to %d, at least one added)", len(ww.Add), len(ww.Sub), maxWeightTerms)
-		case ww.MaxThreads < 1 || ww.MaxThreads > 1<<20:
-			return r, fmt.Errorf("usdt: aggregate: %d weighted threads", ww.MaxThreads)
-		case (ww.Direct != nil || ww.Top != nil) && ww.Epoch == nil:
-			return r, fmt.Errorf("usdt: aggregate: a weight with Direct or Top needs an Epoch")
-		}
-		r.Weight = &ww
+		r.Weight = w
 	}
 	return r, nil
 }
@@ -184,10 +127,9 @@ type Bucket struct {
 
 // Map names the aggregation programs refer to.
 const (
-	mapCounts  = "counts"  // BPF_MAP_TYPE_HASH, key → value as above
-	mapMissed  = "missed"  // BPF_MAP_TYPE_PERCPU_ARRAY, [0]: firings whose new key did not fit
-	mapThreads = "threads" // BPF_MAP_TYPE_HASH, u32 tid → u64 base, u64 the counter at its previous firing
-	mapGate    = "gate"    // BPF_MAP_TYPE_ARRAY, [0]: not 0 once the aggregation is frozen
+	mapCounts = "counts" // BPF_MAP_TYPE_HASH, key → value as above
+	mapMissed = "missed" // BPF_MAP_TYPE_PERCPU_ARRAY, [0]: firings whose new key did not fit
+	mapGate   = "gate"   // BPF_MAP_TYPE_ARRAY, [0]: not 0 once the aggregation is frozen
 )
 
 // aggSpec is what the aggregation program of one site needs.
@@ -210,8 +152,8 @@ func (s *aggSpec) validate() error {
 			return fmt.Errorf("probe %s has %d arguments: no argument %d", p, len(p.Args), i)
 		}
 	}
-	if w := s.opts.Weight; w != nil && w.Top != nil && (w.Size < 0 || w.Size >= len(p.Args)) {
-		return fmt.Errorf("probe %s has %d arguments: no size argument %d", p, len(p.Args), w.Size)
+	if err := s.opts.Weight.validate(p); err != nil {
+		return err
 	}
 	if str := s.opts.String; str != nil {
 		if str.Ptr < 0 || str.Ptr >= len(p.Args) || str.Len < -1 || str.Len >= len(p.Args) || str.Len == str.Ptr {
@@ -330,136 +272,13 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 		)
 	}
 	if w := o.Weight; w != nil {
-		thread := ptr // the thread's entry; ptr is free until a new key's string is read
-		add(
-			asm.FnGetCurrentPidTgid.Call(),
-			asm.StoreMem(asm.R10, tidOff, asm.R0, asm.Word), // the low half: the tid
-			asm.LoadMapPtr(asm.R1, 0).WithReference(mapThreads),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, tidOff),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "no_weight"),
-			asm.Mov.Reg(thread, asm.R0),
-			asm.Mov.Imm(asm.R1, 0),
-			asm.StoreMem(asm.R10, counterOff, asm.R1, asm.DWord),
-		)
-		// read puts the 64-bit value at off from the thread's base into R0, or leaves for no_weight.
-		read := func(off int32) {
-			add(
-				asm.Mov.Reg(asm.R1, asm.R10),
-				asm.Add.Imm(asm.R1, -8),
-				asm.Mov.Imm(asm.R2, 8),
-				asm.LoadMem(asm.R3, thread, 0, asm.DWord),
-				asm.Add.Imm(asm.R3, off),
-				asm.FnProbeReadUser.Call(),
-				asm.JNE.Imm(asm.R0, 0, "no_weight"),
-				asm.LoadMem(asm.R0, asm.R10, -8, asm.DWord),
-			)
+		// ptr is free until a new key's string is read.
+		code, err := weightCode(w, regs, p, ptr, weightSlots{weight: weightOff, unweighted: unweightedOff, tid: tidOff,
+			counter: counterOff, epoch: epochOff, direct: directOff, top: topOff, size: sizeOff})
+		if err != nil {
+			return nil, err
 		}
-		terms := append(append([]int32(nil), w.Add...), w.Sub...)
-		for k, off := range terms {
-			op := asm.Add
-			if k >= len(w.Add) {
-				op = asm.Sub
-			}
-			read(off)
-			add(
-				asm.LoadMem(asm.R1, asm.R10, counterOff, asm.DWord),
-				op.Reg(asm.R1, asm.R0),
-				asm.StoreMem(asm.R10, counterOff, asm.R1, asm.DWord),
-			)
-		}
-		// The thread's own firings are the only writers of its entry's values (the probe runs on it):
-		// [8] the counter at the previous weighed firing, 0 for none yet, [16] Epoch, [24] Direct.
-		if w.Epoch == nil {
-			add(
-				asm.LoadMem(asm.R1, asm.R10, counterOff, asm.DWord),
-				asm.LoadMem(asm.R2, thread, 8, asm.DWord),
-				asm.StoreMem(thread, 8, asm.R1, asm.DWord),
-				asm.JEq.Imm(asm.R2, 0, "no_weight"),
-				asm.Sub.Reg(asm.R1, asm.R2),
-			)
-		} else {
-			read(*w.Epoch)
-			add(asm.StoreMem(asm.R10, epochOff, asm.R0, asm.DWord))
-			if w.Direct != nil {
-				read(*w.Direct)
-			} else {
-				add(asm.Mov.Imm(asm.R0, 0))
-			}
-			add(asm.StoreMem(asm.R10, directOff, asm.R0, asm.DWord))
-			if w.Top != nil {
-				read(*w.Top)
-				add(asm.StoreMem(asm.R10, topOff, asm.R0, asm.DWord))
-				if err := load(w.Size); err != nil {
-					return nil, err
-				}
-				add(asm.StoreMem(asm.R10, sizeOff, asm.R0, asm.DWord))
-			}
-			newEpoch := "new_epoch"
-			if w.Top != nil {
-				newEpoch = "epoch_changed"
-			}
-			add(
-				asm.LoadMem(asm.R1, asm.R10, counterOff, asm.DWord),
-				asm.LoadMem(asm.R2, thread, 8, asm.DWord),
-				asm.LoadMem(asm.R3, asm.R10, epochOff, asm.DWord),
-				asm.LoadMem(asm.R4, asm.R10, directOff, asm.DWord),
-				asm.JEq.Imm(asm.R2, 0, "first"),
-				asm.LoadMem(asm.R5, thread, 16, asm.DWord),
-				asm.JNE.Reg(asm.R3, asm.R5, newEpoch),
-				asm.LoadMem(asm.R5, thread, 24, asm.DWord),
-				// Inside the current buffer: no weight, the buffer's next sample stands for it.
-				asm.JEq.Reg(asm.R4, asm.R5, "no_weight"),
-				// Outside a buffer: Direct's growth, taken out of what the next buffer's firing weighs.
-				asm.StoreMem(thread, 24, asm.R4, asm.DWord),
-				asm.Sub.Reg(asm.R4, asm.R5),
-				asm.Add.Reg(asm.R2, asm.R4),
-				asm.StoreMem(thread, 8, asm.R2, asm.DWord),
-				asm.Mov.Reg(asm.R1, asm.R4),
-				asm.Ja.Label("weighed"),
-				// The first firing only sets the values.
-				asm.StoreMem(thread, 8, asm.R1, asm.DWord).WithSymbol("first"),
-				asm.StoreMem(thread, 16, asm.R3, asm.DWord),
-				asm.StoreMem(thread, 24, asm.R4, asm.DWord),
-				asm.Ja.Label("no_weight"),
-			)
-			if w.Top != nil {
-				// A new Epoch: a new buffer's sample only if this allocation is the buffer's first.
-				add(
-					asm.JEq.Imm(asm.R3, 0, "new_epoch").WithSymbol("epoch_changed"),
-					asm.LoadMem(asm.R0, asm.R10, topOff, asm.DWord),
-					asm.Sub.Reg(asm.R0, asm.R3),
-					asm.LoadMem(asm.R5, asm.R10, sizeOff, asm.DWord),
-					asm.JNE.Reg(asm.R0, asm.R5, "no_weight"),
-				)
-			}
-			add(
-				// A new buffer: everything since the previous sample, less what outside-buffer firings weighed.
-				asm.StoreMem(thread, 8, asm.R1, asm.DWord).WithSymbol("new_epoch"),
-				asm.StoreMem(thread, 16, asm.R3, asm.DWord),
-				asm.StoreMem(thread, 24, asm.R4, asm.DWord),
-				asm.Sub.Reg(asm.R1, asm.R2),
-				asm.Mov.Reg(asm.R0, asm.R1).WithSymbol("weighed"),
-			)
-		}
-		if w.Max != 0 {
-			add(
-				asm.LoadImm(asm.R2, int64(w.Max), asm.DWord),
-				asm.JGT.Reg(asm.R1, asm.R2, "no_weight"),
-			)
-		}
-		add(
-			asm.StoreMem(asm.R10, weightOff, asm.R1, asm.DWord),
-			asm.Mov.Imm(asm.R1, 0),
-			asm.StoreMem(asm.R10, unweightedOff, asm.R1, asm.DWord),
-			asm.Ja.Label("weight_done"),
-			asm.Mov.Imm(asm.R1, 0).WithSymbol("no_weight"),
-			asm.StoreMem(asm.R10, weightOff, asm.R1, asm.DWord),
-			asm.Mov.Imm(asm.R1, 1),
-			asm.StoreMem(asm.R10, unweightedOff, asm.R1, asm.DWord),
-			asm.Mov.Imm(asm.R0, 0).WithSymbol("weight_done"),
-		)
+		add(code...)
 	}
 	weightSlot := int16(16 + 8*len(o.Sum)) // in the value
 	lookup := func(miss string) {

@@ -2,7 +2,6 @@ package usdt
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -81,15 +80,8 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 		return nil, bpfError("create gate", err)
 	}
 	if opts.Weight != nil {
-		a.threads, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_threads", Type: ebpf.Hash, KeySize: 4, ValueSize: 32,
-			MaxEntries: uint32(opts.Weight.MaxThreads)})
-		if err != nil {
-			return nil, bpfError("create thread map", err)
-		}
-		for _, th := range opts.Weight.Threads {
-			if err := a.SetThread(th); err != nil {
-				return nil, err
-			}
+		if a.threads, err = newThreadMap(opts.Weight); err != nil {
+			return nil, err
 		}
 	}
 	up := &uprober{pid: opts.PID}
@@ -185,28 +177,11 @@ func (a *Aggregator) SetThread(th WeightedThread) error {
 	if a.threads == nil {
 		return fmt.Errorf("usdt: SetThread: the aggregation has no Weight")
 	}
-	var v [32]byte
-	ne := binary.NativeEndian
-	ne.PutUint64(v[:], th.Base)
-	ne.PutUint64(v[8:], th.Counter)
-	ne.PutUint64(v[16:], th.Epoch)
-	ne.PutUint64(v[24:], th.Direct)
-	if err := a.threads.Update(uint32(th.TID), v[:], ebpf.UpdateAny); err != nil {
-		return fmt.Errorf("usdt: set thread %d: %w", th.TID, err)
-	}
-	return nil
+	return setThread(a.threads, th)
 }
 
 // DeleteThread forgets thread tid's base (it exited: its tid may be reused).
-func (a *Aggregator) DeleteThread(tid int) error {
-	if a.threads == nil {
-		return nil
-	}
-	if err := a.threads.Delete(uint32(tid)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-		return fmt.Errorf("usdt: delete thread %d: %w", tid, err)
-	}
-	return nil
-}
+func (a *Aggregator) DeleteThread(tid int) error { return deleteThread(a.threads, tid) }
 
 // Freeze stops the counting at once, the uprobes still attached: a firing that starts after it counts
 // nothing (one already running may still finish). Detaching them (Stop) takes from milliseconds to

@@ -28,16 +28,19 @@ const (
 	strHeader = 8
 )
 
-// The flags word announces sections appended after the strings, in this order: flagRegs, a copy of the
+// The flags word announces sections appended after the strings, in this order: flagWeight, the firing's
+// weight (u64 weight, u64 1 when it has none, else 0: see ThreadWeight); flagRegs, a copy of the
 // probed thread's user registers (the machine's pt_regs words); flagStack, a bounded copy of its user stack
 // (u32 bytes copied, u32 0, then the bytes from the stack pointer up; the record ends after the bytes
 // copied). The decoder rejects records with flags it does not know, so old readers never misparse new
 // records.
 const (
-	flagRegs  = 1 << 0
-	flagStack = 1 << 1
+	flagRegs   = 1 << 0
+	flagStack  = 1 << 1
+	flagWeight = 1 << 2
 
-	stackHeader = 8
+	stackHeader   = 8
+	weightSection = 16
 )
 
 // Map names the generated programs refer to.
@@ -69,6 +72,7 @@ type progSpec struct {
 	stackSize  int    // copy up to this many bytes of the user stack (flagStack), a multiple of stackChunk; 0: none
 	sample     uint32 // record a firing with probability 1/sample; 0: every firing
 	noWakeup   bool   // submit with BPF_RB_NO_WAKEUP (Options.Batch)
+	weight     *ThreadWeight
 }
 
 // bpfRBNoWakeup is BPF_RB_NO_WAKEUP, the flag of bpf_ringbuf_submit and bpf_ringbuf_output that does
@@ -91,6 +95,9 @@ func (s *progSpec) recordSize() int {
 // fixedSize is the size of the site's records without the stack bytes.
 func (s *progSpec) fixedSize() int {
 	n := recHeader + 8*len(s.probe.Args) + len(s.strings)*(strHeader+s.stringSize)
+	if s.weight != nil {
+		n += weightSection
+	}
 	if s.regs || s.stackSize > 0 {
 		n += 8 * regWords(s.probe.Machine)
 	}
@@ -102,6 +109,9 @@ func (s *progSpec) fixedSize() int {
 
 func (s *progSpec) flags() uint32 {
 	var f uint32
+	if s.weight != nil {
+		f |= flagWeight
+	}
 	if s.regs || s.stackSize > 0 {
 		f |= flagRegs
 	}
@@ -174,7 +184,7 @@ func (s *progSpec) validate() error {
 			return fmt.Errorf("probe %s has %d arguments: no string at (%d, %d)", p, len(p.Args), str.Ptr, str.Len)
 		}
 	}
-	return nil
+	return s.weight.validate(p)
 }
 
 // MaxStringSize bounds Options.StringSize.
@@ -230,6 +240,22 @@ func (s *progSpec) program() (asm.Instructions, error) {
 			asm.Mod.Imm(asm.R0, int32(s.sample)),
 			asm.JNE.Imm(asm.R0, 0, "exit"),
 		)
+	}
+	// The weight's slots, below the 8 bytes at R10-8 that it and the record's code use as scratch.
+	wslots := weightSlots{weight: -16, unweighted: -24, tid: -32, counter: -40, epoch: -48, direct: -56, top: -64, size: -72}
+	if s.weight != nil {
+		// Weighed before the record is taken: rec is free until then.
+		code, err := weightCode(s.weight, regs, p, rec, wslots)
+		if err != nil {
+			return nil, err
+		}
+		add(code...)
+		if s.weight.Only {
+			add(
+				asm.LoadMem(asm.R0, asm.R10, wslots.unweighted, asm.DWord),
+				asm.JNE.Imm(asm.R0, 0, "exit"),
+			)
+		}
 	}
 	if s.stackSize > 0 {
 		// The record is built in this CPU's scratch slot. The program runs with migration disabled; a
@@ -313,6 +339,15 @@ func (s *progSpec) program() (asm.Instructions, error) {
 		)
 	}
 	off := int16(strBase + len(s.strings)*(strHeader+s.stringSize))
+	if s.weight != nil {
+		add(
+			asm.LoadMem(asm.R0, asm.R10, wslots.weight, asm.DWord),
+			asm.StoreMem(rec, off, asm.R0, asm.DWord),
+			asm.LoadMem(asm.R0, asm.R10, wslots.unweighted, asm.DWord),
+			asm.StoreMem(rec, off+8, asm.R0, asm.DWord),
+		)
+		off += weightSection
+	}
 	if s.regs || s.stackSize > 0 {
 		for w := range regWords(p.Machine) {
 			add(
@@ -533,6 +568,10 @@ type Event struct {
 	// bytes, fewer where the stack's mapping ended, empty when it could not be read at all.
 	Stack     []byte
 	StackAddr uint64 // the stack pointer in Regs
+
+	// Weight is the firing's weight and Weighted says it has one, with Options.Weight (see ThreadWeight).
+	Weight   uint64
+	Weighted bool
 }
 
 // String is a copy of a string argument, at most Options.StringSize bytes.
@@ -594,6 +633,10 @@ func (s *progSpec) decode(raw []byte) (Event, error) {
 		}
 		e.Strings = append(e.Strings, v)
 		off += strHeader + s.stringSize
+	}
+	if s.flags()&flagWeight != 0 {
+		e.Weight, e.Weighted = ne.Uint64(raw[off:]), ne.Uint64(raw[off+8:]) == 0
+		off += weightSection
 	}
 	if s.flags()&flagRegs != 0 {
 		e.Regs = make([]uint64, regWords(p.Machine))

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +123,51 @@ func TestDecodeStack(t *testing.T) {
 	ne.PutUint32(rec[recFlags:], flagRegs)
 	if _, err := s.decode(rec); err == nil {
 		t.Error("record without the stack flag decoded")
+	}
+}
+
+// A weighed record (Options.Weight: HotSpot's sampled allocations with stacks) assembles with every part of
+// the weight, and its weight section sits between the strings and the registers.
+func TestDecodeWeight(t *testing.T) {
+	p := &Probe{Provider: "p", Name: "n", Machine: elf.EM_X86_64, Args: mustArgs(t, elf.EM_X86_64, "8@%rdi -4@%esi 8@%rdx 8@%rcx")}
+	epoch, direct, top := int32(16), int32(8), int32(24)
+	w := &ThreadWeight{Add: []int32{8, 24}, Sub: []int32{16}, Epoch: &epoch, Direct: &direct, Top: &top, Size: 3, Max: 1 << 30}
+	s := progSpec{probe: p, site: 0, stringSize: 8, strings: []StringArg{{Ptr: 0, Len: 1}}, stackSize: 2048, weight: w}
+	insns, err := s.program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := insns.Marshal(io.Discard, binary.LittleEndian); err != nil {
+		t.Fatal(err)
+	}
+	ne := binary.NativeEndian
+	rec := make([]byte, s.fixedSize()+8)
+	rec[recNArgs], rec[recNStrings] = 4, 1
+	ne.PutUint32(rec[recFlags:], flagWeight|flagRegs|flagStack)
+	weight := recHeader + 8*4 + strHeader + 8
+	for _, c := range []struct {
+		weight, unweighted uint64
+		want               bool
+	}{{8192, 0, true}, {0, 1, false}} {
+		ne.PutUint64(rec[weight:], c.weight)
+		ne.PutUint64(rec[weight+8:], c.unweighted)
+		ne.PutUint64(rec[weight+weightSection+8*19:], 0x7000) // sp
+		e, err := s.decode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Weight != c.weight || e.Weighted != c.want || e.StackAddr != 0x7000 {
+			t.Errorf("weight %d, weighted %v, sp %#x: want %d, %v, 0x7000", e.Weight, e.Weighted, e.StackAddr, c.weight, c.want)
+		}
+	}
+	ne.PutUint32(rec[recFlags:], flagRegs|flagStack)
+	if _, err := s.decode(rec); err == nil {
+		t.Error("record without the weight flag decoded")
+	}
+	bad := s
+	bad.weight = &ThreadWeight{Add: []int32{8}, Epoch: &epoch, Top: &top, Size: 4}
+	if _, err := bad.program(); err == nil {
+		t.Error("size argument 4 of 4 accepted")
 	}
 }
 

@@ -37,3 +37,9 @@ func (t *Tracer) Drops() ([]uint64, error) { return nil, ErrNotSupported }
 
 // Close does nothing.
 func (t *Tracer) Close() error { return nil }
+
+// SetThread always fails on this platform.
+func (t *Tracer) SetThread(WeightedThread) error { return ErrNotSupported }
+
+// DeleteThread always fails on this platform.
+func (t *Tracer) DeleteThread(int) error { return ErrNotSupported }

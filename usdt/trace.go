@@ -49,6 +49,9 @@ type Options struct {
 	// the events, are what a reader of a few hundred events a second spends its time on). Events are
 	// delivered up to Batch late; BufferSize must hold a batch's worth.
 	Batch time.Duration
+	// Weight, when set, weighs each firing as AggregateOptions.Weight does, into Event.Weight; threads are
+	// given their base by Tracer.SetThread.
+	Weight *ThreadWeight
 }
 
 // MaxStackSize bounds Options.StackSize.
@@ -92,6 +95,13 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.PID < 0 || r.PID > 1<<31-1 {
 		return r, fmt.Errorf("usdt: pid %d", r.PID)
 	}
+	if r.Weight != nil {
+		w, err := r.Weight.withDefaults("trace")
+		if err != nil {
+			return r, err
+		}
+		r.Weight = w
+	}
 	return r, nil
 }
 
@@ -118,6 +128,7 @@ func specs(ctx context.Context, sites []Site, opts Options) ([]progSpec, error) 
 			regs:       opts.Regs,
 			stackSize:  opts.StackSize,
 			noWakeup:   opts.Batch > 0,
+			weight:     opts.Weight,
 		}
 		if opts.Sample > 1 {
 			out[i].sample = uint32(opts.Sample)

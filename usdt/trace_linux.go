@@ -28,6 +28,8 @@ type Tracer struct {
 	drops  *ebpf.Map
 	// scratch is where the programs build records with a stack copy; nil without.
 	scratch *ebpf.Map
+	// threads are the weighed threads (Options.Weight); nil without.
+	threads *ebpf.Map
 	progs   []*ebpf.Program
 	links   []link.Link
 	rd      *ringbuf.Reader
@@ -95,6 +97,11 @@ func Attach(ctx context.Context, sites []Site, opts Options) (_ *Tracer, err err
 			return nil, bpfError("create record scratch space", err)
 		}
 	}
+	if opts.Weight != nil {
+		if t.threads, err = newThreadMap(opts.Weight); err != nil {
+			return nil, err
+		}
+	}
 	if t.rd, err = ringbuf.NewReader(t.events); err != nil {
 		return nil, bpfError("read ring buffer", err)
 	}
@@ -117,6 +124,11 @@ func Attach(ctx context.Context, sites []Site, opts Options) (_ *Tracer, err err
 		}
 		if s.stackSize > 0 {
 			if err := insns.AssociateMap(mapScratch, t.scratch); err != nil {
+				return nil, fmt.Errorf("usdt: %w", err)
+			}
+		}
+		if t.threads != nil {
+			if err := insns.AssociateMap(mapThreads, t.threads); err != nil {
 				return nil, fmt.Errorf("usdt: %w", err)
 			}
 		}
@@ -224,6 +236,18 @@ func (t *Tracer) Read() (Event, error) {
 // without a PID.
 func (t *Tracer) Exited() <-chan struct{} { return t.exited }
 
+// SetThread gives thread th.TID (a host tid of the traced process) its base address for Options.Weight's
+// values, as Aggregator.SetThread does.
+func (t *Tracer) SetThread(th WeightedThread) error {
+	if t.threads == nil {
+		return fmt.Errorf("usdt: SetThread: the trace has no Weight")
+	}
+	return setThread(t.threads, th)
+}
+
+// DeleteThread forgets thread tid's base (it exited: its tid may be reused).
+func (t *Tracer) DeleteThread(tid int) error { return deleteThread(t.threads, tid) }
+
 // Stop detaches the uprobes, so that no new events come, and makes Read return the events still buffered,
 // then io.EOF. It can be called more than once, and from another goroutine than Read's.
 func (t *Tracer) Stop() error {
@@ -277,7 +301,7 @@ func (t *Tracer) Close() error {
 		for _, p := range t.progs {
 			errs = append(errs, p.Close())
 		}
-		for _, m := range []*ebpf.Map{t.events, t.drops, t.scratch} {
+		for _, m := range []*ebpf.Map{t.events, t.drops, t.scratch, t.threads} {
 			if m != nil {
 				errs = append(errs, m.Close())
 			}

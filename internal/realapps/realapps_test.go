@@ -168,6 +168,7 @@ func testApp(t *testing.T, tl tools, jdk testutil.JDK, kind testutil.AppKind, de
 	app := insts[0]
 	var recs []*recording
 	var alloc *allocRun
+	var stacks *stacksRun
 	if probes > 0 {
 		allocRec := tl.startJFR(t, app.App, "alloc", allocJFC)
 		t.Run("alloc", func(t *testing.T) {
@@ -177,6 +178,9 @@ func testApp(t *testing.T, tl tools, jdk testutil.JDK, kind testutil.AppKind, de
 			}
 			alloc = testAlloc(t, tl, app, truth)
 		})
+		if kind == testutil.Jetty {
+			t.Run("alloc-stacks", func(t *testing.T) { stacks = testAllocStacks(t, tl, app.App) })
+		}
 		allocRec.stop(t, tl)
 		recs = append(recs, allocRec)
 	} else {
@@ -213,6 +217,9 @@ func testApp(t *testing.T, tl tools, jdk testutil.JDK, kind testutil.AppKind, de
 		if alloc.truth != nil {
 			t.Run("alloc-full", func(t *testing.T) { compareAllocTruth(t, app.App, alloc, events) })
 		}
+	}
+	if stacks != nil {
+		t.Run("alloc-stacks-jfr", func(t *testing.T) { compareStacksJFR(t, app.App, stacks, events) })
 	}
 	phase("compared")
 	t.Run("maps", func(t *testing.T) { testMaps(t, tl, app.App) })

@@ -61,12 +61,15 @@ type AllocStack struct {
 	Complete bool          `json:"complete"`
 	Reason   unwind.Reason `json:"reason,omitempty"`
 	Count    uint64        `json:"count"`
-	Bytes    uint64        `json:"bytes"` // known sizes only (see ClassAlloc.Unsized)
+	Bytes    uint64        `json:"bytes"` // known sizes only (see ClassAlloc.Unsized); in a weighed sample, the weights
+	// Samples are the firings that carry a weight, in a weighed sample (see ClassAlloc.Samples).
+	Samples uint64 `json:"samples,omitempty"`
 
 	name       uint64 // the address of the class name's bytes, to size it
 	internal   string // the class name as the probe passes it
 	probeBytes uint64 // the probe's sizes, in range
 	outOfRange uint64
+	weight     uint64 // the sum of the weighed firings' weights
 }
 
 // FirstJava is the stack's first Java frame (the allocating method), nil when it has none.
@@ -154,6 +157,11 @@ type AllocTrace struct {
 	sizes     map[uint64]classSize
 	tasks     map[int]bool // the process's tasks at the last thread scan
 	weightErr error
+	// weigher is what gives threads their base: the aggregator or the tracer; nil without weights.
+	weigher interface {
+		SetThread(usdt.WeightedThread) error
+		DeleteThread(tid int) error
+	}
 	stopWatch chan struct{}
 	watchDone chan struct{}
 
@@ -203,6 +211,7 @@ func TraceAlloc(ctx context.Context, pid int, mods []usdt.Module, opts AllocOpti
 			return nil, err
 		}
 		if ao.Weight != nil {
+			t.weigher = t.agg
 			t.watchThreads()
 		}
 		return t, nil
@@ -224,15 +233,27 @@ func TraceAlloc(ctx context.Context, pid int, mods []usdt.Module, opts AllocOpti
 		}
 	}
 	if opts.Weights {
-		if t.jvm, err = vmstructs.Open(ctx, pid); err != nil {
+		w, err := t.openWeights(ctx)
+		if err != nil {
 			return nil, err
 		}
-		t.readClasses()
+		if opts.Sampled && w != nil {
+			// Each recorded firing weighed in the probe, as the aggregation's are: the stacks of a sample
+			// then weigh what they stand for, and only the samples are recorded (a firing inside a TLAB,
+			// from code compiled while the flag is on, stands for nothing: its TLAB's sample stands for
+			// it). With every allocation firing, a firing's size is exact.
+			w.Only = opts.Stacks != nil
+			uo.Weight = w
+		}
 	}
 	t.tr, err = usdt.Attach(ctx, sites, uo)
 	if err != nil {
 		t.closeWeights()
 		return nil, err
+	}
+	if uo.Weight != nil {
+		t.weigher = t.tr
+		t.watchThreads()
 	}
 	t.buckets = make(map[eventKey]*usdt.Bucket)
 	t.readDone = make(chan struct{})
@@ -282,6 +303,12 @@ func (t *AllocTrace) read() {
 		if size == 0 {
 			b.OutOfRange++
 		}
+		if t.weigher != nil {
+			b.Weight += ev.Weight
+			if !ev.Weighted {
+				b.Unweighted++
+			}
+		}
 		t.mu.Unlock()
 		if t.walker != nil {
 			// Walked at once: frames beyond the stack copy are read from the live thread, and compiled
@@ -305,6 +332,10 @@ func (t *AllocTrace) read() {
 			s.probeBytes += size
 			if size == 0 {
 				s.outOfRange++
+			}
+			if ev.Weighted {
+				s.weight += ev.Weight
+				s.Samples++
 			}
 			t.mu.Unlock()
 		}
@@ -407,6 +438,7 @@ func (t *AllocTrace) Stop() error {
 		t.readClasses() // those loaded during the trace too
 		return err
 	}
+	t.stopThreads()
 	t.stopped.Store(true)
 	err := t.tr.Stop()
 	t.readClasses()
@@ -444,10 +476,12 @@ func (t *AllocTrace) Profile() (*AllocProfile, error) {
 		if err != nil {
 			return nil, err
 		}
-		sizeBuckets(p, buckets, t.sizes, false, t.opts.Sampled, byName)
+		sizeBuckets(p, buckets, t.sizes, t.weigher != nil, t.opts.Sampled, byName)
 		for i := range p.Stacks {
 			s := &p.Stacks[i]
 			switch size := fixedSize(t.sizes, s.name, s.internal); {
+			case p.Sizes == SizesWeights:
+				s.Bytes = s.weight
 			case size > 0:
 				s.Bytes = s.Count * size
 			case p.ProbeSizes && s.outOfRange == 0:
@@ -512,6 +546,7 @@ func (t *AllocTrace) Close() error {
 		t.closeWeights()
 		return t.agg.Close()
 	}
+	t.stopThreads()
 	defer t.closeWeights()
 	err := t.tr.Close()
 	<-t.readDone

@@ -67,7 +67,7 @@ func (t *AllocTrace) watchThreads() {
 			case <-t.stopWatch:
 				return
 			case <-tick.C:
-				tasks = t.scanThreads(tasks, t.agg.SetThread)
+				tasks = t.scanThreads(tasks, t.weigher.SetThread)
 			}
 		}
 	}()
@@ -76,12 +76,12 @@ func (t *AllocTrace) watchThreads() {
 // rebase re-reads every thread's counters (see Rebase): the watcher stops while the bases are set, so that
 // it does not race with the scan, and starts again after.
 func (t *AllocTrace) rebase() {
-	if t.agg == nil || t.known == nil || !t.opts.Sampled {
+	if t.weigher == nil || t.known == nil || !t.opts.Sampled {
 		return
 	}
 	t.stopThreads()
 	clear(t.known)
-	t.tasks = t.scanThreads(nil, t.agg.SetThread)
+	t.tasks = t.scanThreads(nil, t.weigher.SetThread)
 	t.watchThreads()
 }
 
@@ -149,8 +149,8 @@ func (t *AllocTrace) scanThreads(tasks map[int]bool, set func(usdt.WeightedThrea
 	}
 	for tid := range t.known {
 		if !seen[tid] {
-			if t.agg != nil {
-				_ = t.agg.DeleteThread(tid)
+			if t.weigher != nil {
+				_ = t.weigher.DeleteThread(tid)
 			}
 			delete(t.known, tid)
 		}

@@ -135,11 +135,14 @@ with its guardian left changed.
 stack (eBPF), and walks the stack as 'jvmkit profile' does: the output is then a flame graph of
 allocations, each stack rooted at its thread's name and ending in the allocated class (after the Java
 frame that allocated it; --vm-frames keeps libjvm's allocation path in between), weighted by allocations
-(by bytes with --bytes: sizes as above; in a sample, a stack's bytes are its allocations' own sizes,
-not weights). -o writes it to a file; --format is folded, svg or pprof. A firing with a stack
-costs far more than a counted one, so with every allocation firing (-XX:+DTraceAllocProbes) only one in
---sample N firings is recorded, chosen at random in the kernel (default 64); with --switch-flags, whose
-firings are a sample already, every one (default 1). The share of stacks walked to their thread's root
+(by bytes with --bytes, sized as above). With --switch-flags only the samples are recorded (a new TLAB,
+an allocation outside one: the firings inside a TLAB stand for nothing), weighted by samples, or with
+--bytes by the samples' weights, as the table's bytes are: a stack's bytes then estimate what it
+allocated. -o writes it to a file; --format is folded, svg or pprof. A firing with a stack costs far
+more than a counted one, so with every allocation firing (-XX:+DTraceAllocProbes) only one in --sample
+N firings is recorded, chosen at random in the kernel (default 64); with --switch-flags, whose firings
+are a sample already, every one (default 1). Records the reader could not keep up with are counted as
+lost: the stacks miss their share. The share of stacks walked to their thread's root
 is printed at the end.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -104,6 +104,7 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	defer func() { _ = tr.Close() }()
 
 	if sw != nil {
+		tr.Rebase() // the samples weigh what was allocated from the switch on
 		if err := sw.on(j); err != nil {
 			return err
 		}
@@ -170,7 +171,8 @@ func (a *jvmkit) allocStackSummary(p *hotspot.AllocProfile, elapsed time.Duratio
 	}
 	fmt.Fprintln(a.stderr)
 	if p.Lost > 0 {
-		fmt.Fprintf(a.stderr, "jvmkit: alloc: %d firings lost (full ring buffer): raise --sample\n", p.Lost)
+		fmt.Fprintf(a.stderr, "jvmkit: alloc: %d firings lost (full ring buffer: the stacks were walked slower than they came), "+
+			"%.1f%% of those recorded: the stacks miss them; raise --sample\n", p.Lost, 100*float64(p.Lost)/float64(max(n, 1)))
 	}
 }
 
