@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,4 +67,17 @@ func ParseFrozen(events []byte) bool {
 		}
 	}
 	return false
+}
+
+// Held says why process pid cannot run now, or "" when nothing holds it: stopped by a signal or a
+// tracer (state T or t), or frozen by its cgroup's freezer. A process that cannot be read is not held
+// (the caller finds out otherwise).
+func (fs FS) Held(pid int) string {
+	if st, err := fs.Status(pid); err == nil && st.Stopped() {
+		return fmt.Sprintf("%s (state %c): resume it (kill -CONT %d) or detach the debugger", st.StateName(), st.State, pid)
+	}
+	if frozen, err := fs.Frozen(pid); err == nil && frozen {
+		return "frozen by its cgroup's freezer (podman or docker pause): thaw it (podman unpause)"
+	}
+	return ""
 }

@@ -314,3 +314,32 @@ func absInt(x int) int {
 	}
 	return x
 }
+
+// TestHeldJVM: a trace of a JVM that cannot run (frozen by its cgroup, as podman pause does, or stopped by
+// SIGSTOP) says so, instead of printing an empty result that looks like an idle JVM; it still ends and
+// exits 0 (what it found is what there was).
+func TestHeldJVM(t *testing.T) {
+	testutil.MustHaveBPF(t)
+	jdk := testutil.JDK17(t)
+	testutil.SkipWithoutProbes(t, jdk)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "GCMix", Args: []string{"20", "0"}, JVMArgs: []string{"-Xmx64m"}})
+	pid := strconv.Itoa(j.PID)
+	for _, c := range []struct {
+		how  string
+		hold func() (release func())
+		want string
+	}{
+		{"frozen", func() func() { return testutil.Freeze(t, j.PID) }, "frozen by its cgroup's freezer (podman or docker pause)"},
+		{"stopped", func() func() { return testutil.StopProcess(t, j.PID) }, "is stopped (state T): resume it (kill -CONT " + pid + ")"},
+	} {
+		release := c.hold()
+		_, errOut, code := jvmkit(t, "gc", pid, "--duration", "200ms")
+		release()
+		if code != 0 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "it runs nothing until then") {
+			t.Errorf("jvmkit gc of a %s JVM: exit status %d, want 0 and %q\n%s", c.how, code, c.want, errOut)
+		}
+	}
+	if _, errOut, code := jvmkit(t, "gc", pid, "--duration", "200ms"); code != 0 || strings.Contains(errOut, "runs nothing") {
+		t.Errorf("jvmkit gc of the JVM running again: exit status %d\n%s", code, errOut)
+	}
+}

@@ -322,8 +322,8 @@ func targetExited(cmd string, pid int, w *procfs.ExitWatcher, after time.Duratio
 	return &exitedError{cmd: cmd, pid: pid, status: w.Status(), after: after}
 }
 
-// watchTarget watches JVM pid's exit for a trace.
-func watchTarget(cmd string, pid int) (*procfs.ExitWatcher, error) {
+// watchTarget watches JVM pid's exit for a trace, and says so when the JVM cannot run (noteHeld).
+func (a *jvmkit) watchTarget(cmd string, pid int) (*procfs.ExitWatcher, error) {
 	w, err := procfs.Default.WatchExit(pid)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -331,14 +331,24 @@ func watchTarget(cmd string, pid int) (*procfs.ExitWatcher, error) {
 		}
 		return nil, fmt.Errorf("%s: watch process %d: %w", cmd, pid, err)
 	}
+	a.noteHeld(cmd, pid)
 	return w, nil
+}
+
+// noteHeld warns that JVM pid cannot run now (stopped, or frozen by its cgroup: podman pause), so that a
+// trace of it finds nothing: an empty result is then not taken for an idle JVM. Reading its memory
+// (threads, flags, code cache) works all the same.
+func (a *jvmkit) noteHeld(cmd string, pid int) {
+	if why := procfs.Default.Held(pid); why != "" {
+		fmt.Fprintf(a.stderr, "jvmkit: %s: process %d is %s; it runs nothing until then, so the trace will find nothing\n", cmd, pid, why)
+	}
 }
 
 // openAllocTarget opens JVM pid for an allocation trace. With DTraceAllocProbes off and no
 // --switch-flags it fails, saying what to do; the JVM's flag and --switch-flags complete the message
 // (" to count every allocation", " and sample allocations"). The caller closes t.j.
 func (a *jvmkit) openAllocTarget(ctx context.Context, pid int, switchFlags bool, startHint, switchHint string) (*allocTarget, error) {
-	exit, err := watchTarget("alloc", pid)
+	exit, err := a.watchTarget("alloc", pid)
 	if err != nil {
 		return nil, err
 	}

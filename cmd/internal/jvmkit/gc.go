@@ -83,7 +83,7 @@ CLOCK_MONOTONIC nanoseconds (comparable with -Xlog's timenanos decoration).`,
 }
 
 func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) (err error) {
-	exit, err := watchTarget("gc", pid)
+	exit, err := a.watchTarget("gc", pid)
 	if err != nil {
 		return err
 	}

@@ -219,6 +219,7 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 		return err
 	}
 	defer j.Close()
+	a.noteHeld("profile", pid)
 	w, err := unwind.New(j, unwind.Options{Native: unwind.NewProcessSymbols(pid), Kernel: &unwind.KernelSymbols{}})
 	if err != nil {
 		return err
