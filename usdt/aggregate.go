@@ -91,6 +91,9 @@ func (o *AggregateOptions) withDefaults() (AggregateOptions, error) {
 		if err != nil {
 			return r, err
 		}
+		if w.Only {
+			return r, fmt.Errorf("usdt: aggregate: a weight with Only (an aggregation counts every firing)")
+		}
 		r.Weight = w
 	}
 	return r, nil

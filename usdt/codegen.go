@@ -19,7 +19,7 @@ const (
 	recFaults   = 20 // u16 bit i: argument i's memory could not be read (the value is 0)
 	recNArgs    = 22 // u8
 	recNStrings = 23 // u8
-	recFlags    = 24 // u32 optional sections after the strings (flagRegs, flagStack)
+	recFlags    = 24 // u32 optional sections after the strings (flagWeight, flagRegs, flagStack)
 	recReserved = 28 // u32
 	recHeader   = 32 // then nargs u64 values, then nstrings string slots
 

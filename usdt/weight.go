@@ -43,7 +43,8 @@ type ThreadWeight struct {
 	// MaxThreads bounds the threads with a base; default 4096.
 	MaxThreads int
 	// Only, in a trace (Attach), records only the firings that carry a weight: the others cost a record
-	// each and stand for nothing (HotSpot: allocations inside a TLAB, which its sample stands for).
+	// each and stand for nothing (HotSpot: allocations inside a TLAB, which its sample stands for). An
+	// aggregation counts every firing and refuses it.
 	Only bool
 }
 

@@ -74,10 +74,13 @@ func ParseFrozen(events []byte) bool {
 // (the caller finds out otherwise).
 func (fs FS) Held(pid int) string {
 	if st, err := fs.Status(pid); err == nil && st.Stopped() {
-		return fmt.Sprintf("%s (state %c): resume it (kill -CONT %d) or detach the debugger", st.StateName(), st.State, pid)
+		if st.State == 't' {
+			return "held by a debugger (state t, tracing stop): detach the debugger"
+		}
+		return fmt.Sprintf("stopped (state T): resume it (kill -CONT %d) or detach the debugger", pid)
 	}
 	if frozen, err := fs.Frozen(pid); err == nil && frozen {
-		return "frozen by its cgroup's freezer (podman or docker pause): thaw it (podman unpause)"
+		return "frozen by its cgroup's freezer (podman or docker pause): thaw it (podman or docker unpause)"
 	}
 	return ""
 }

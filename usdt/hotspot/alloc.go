@@ -398,6 +398,10 @@ func (t *AllocTrace) readClasses() {
 	}
 }
 
+// WeightErr says why a trace with AllocOptions.Weights has no weights (this JVM's allocated-bytes
+// counter could not be found), nil when it has them or was not asked for them.
+func (t *AllocTrace) WeightErr() error { return t.weightErr }
+
 // Sites returns the object__alloc sites traced.
 func (t *AllocTrace) Sites() []usdt.Site { return t.sites }
 

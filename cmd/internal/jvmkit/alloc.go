@@ -453,6 +453,9 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	if prof.Lost > 0 {
 		fmt.Fprintf(a.stderr, "jvmkit: alloc: %d allocations were not counted (too many classes or a full buffer)\n", prof.Lost)
 	}
+	if sample {
+		a.noteUnweighed(tr, prof)
+	}
 	if sample && prof.Sizes == hotspot.SizesWeights {
 		hotspot.SortClasses(prof.Classes, true) // the estimate of bytes is the point of a weighted sample
 	}

@@ -135,9 +135,27 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	}
 	elapsed := time.Since(start)
 	a.allocStackSummary(prof, elapsed)
+	if !on {
+		a.noteUnweighed(tr, prof)
+	}
 	folded := allocFolded(prof, sf.bytes, sf.vmFrames)
 	title := fmt.Sprintf("jvmkit alloc of %d (%s)", pid, version)
 	return a.writeFlame(folded, sf, title)
+}
+
+// noteUnweighed says, for a sample, that its firings could not be weighed (the JVM's allocated-bytes
+// counter was not found): every firing is then counted, and bytes are the objects' own sizes, not
+// estimates of what was allocated.
+func (a *jvmkit) noteUnweighed(tr *hotspot.AllocTrace, p *hotspot.AllocProfile) {
+	if p.Sizes == hotspot.SizesWeights {
+		return
+	}
+	why := "the JVM's allocated-bytes counter was not found"
+	if err := tr.WeightErr(); err != nil {
+		why += " (" + err.Error() + ")"
+	}
+	fmt.Fprintf(a.stderr, "jvmkit: alloc: the samples could not be weighed: %s; every firing is counted, and bytes are "+
+		"the objects' own sizes, not estimates of what was allocated\n", why)
 }
 
 // allocStackSummary prints how many stacks were recorded and walked to their thread's root.
