@@ -20,6 +20,9 @@ type SVGOptions struct {
 	Width    int     // of the image in pixels; default 1200
 	MinWidth float64 // frames narrower than this many pixels are merged (see WriteSVG); default 0.1
 	Reverse  bool    // an icicle graph: the root at the top, callees below their callers
+	// Unit names what the stacks' counts are, in the plural ("bytes", "allocations"); by default the
+	// profile's: samples, or with periods nanoseconds for a clock event, else the event's name.
+	Unit string
 }
 
 // Layout constants, in pixels.
@@ -158,7 +161,7 @@ func WriteSVG(w io.Writer, f *Folded, opts SVGOptions) error {
 		top += 18
 	}
 	height := top + int(depth)*frameHeight + 30
-	u := unitFor(f)
+	u := unitFor(f, opts.Unit)
 
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
@@ -319,8 +322,10 @@ type unit struct {
 	ns   bool
 }
 
-func unitFor(f *Folded) unit {
+func unitFor(f *Folded, name string) unit {
 	switch {
+	case name != "":
+		return unit{name: name}
 	case !f.Period:
 		return unit{name: "samples"}
 	case isClockEvent(f.Event):

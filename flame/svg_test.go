@@ -312,6 +312,18 @@ func TestWriteSVGMerge(t *testing.T) {
 	}
 }
 
+// TestWriteSVGUnit: the counts are named by SVGOptions.Unit when given (an allocation profile's bytes).
+func TestWriteSVGUnit(t *testing.T) {
+	f := &Folded{Stacks: []Stack{{Frames: []string{"main", "byte[]"}, Count: 2048}}}
+	var b bytes.Buffer
+	if err := WriteSVG(&b, f, SVGOptions{Unit: "bytes"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "2,048 bytes") || !strings.Contains(out, "<!-- jvmkit flame: bytes total 2048 -->") || strings.Contains(out, " samples") {
+		t.Errorf("an SVG of bytes does not name them bytes:\n%.600s", out)
+	}
+}
+
 func TestWriteSVGEmpty(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteSVG(&buf, &Folded{}, SVGOptions{}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -81,5 +82,18 @@ func TestOpenOutputDir(t *testing.T) {
 		t.Errorf("a link in a private directory: %v", err)
 	} else {
 		unix.Close(fd)
+	}
+}
+
+// TestCheckOutputPseudoFS: an output in /proc or sysfs is refused before the task, which would otherwise
+// run to its end and then fail to create its temporary file there; an ordinary directory passes.
+func TestCheckOutputPseudoFS(t *testing.T) {
+	for _, p := range []string{"/proc/version", "/proc/self/x.svg", "/sys/kernel/x.folded"} {
+		if err := rootfs.CheckOutput(p); err == nil || !strings.Contains(err.Error(), "where no file can be created") {
+			t.Errorf("CheckOutput(%s) = %v, want a refusal naming the file system", p, err)
+		}
+	}
+	if err := rootfs.CheckOutput(filepath.Join(t.TempDir(), "x.svg")); err != nil {
+		t.Errorf("CheckOutput in a temporary directory: %v", err)
 	}
 }

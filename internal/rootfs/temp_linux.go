@@ -286,8 +286,13 @@ func CheckOutput(path string) error {
 	}
 	defer unix.Close(dfd)
 	var sfs unix.Statfs_t
-	if unix.Fstatfs(dfd, &sfs) == nil && sfs.Flags&unix.ST_RDONLY != 0 {
-		return fmt.Errorf("write %s: directory %s: %w", path, dir, unix.EROFS)
+	if unix.Fstatfs(dfd, &sfs) == nil {
+		if sfs.Flags&unix.ST_RDONLY != 0 {
+			return fmt.Errorf("write %s: directory %s: %w", path, dir, unix.EROFS)
+		}
+		if kind := pseudoFS(sfs.Type); kind != "" {
+			return fmt.Errorf("write %s: directory %s is in %s, where no file can be created", path, dir, kind)
+		}
 	}
 	// The caller's own rights, on the directory opened (faccessat2; where the kernel or a seccomp
 	// profile refuses the call, the write itself will tell).
@@ -340,4 +345,22 @@ func RemoveSame(path string, fi fs.FileInfo) error {
 		return fmt.Errorf("remove %s: it is not the file created there any more", path)
 	}
 	return unix.Unlinkat(dfd, name, 0)
+}
+
+// pseudoFS names the kernel's file systems whose directories take no new regular file (the type of
+// statfs), "" for others.
+func pseudoFS(magic int64) string {
+	switch magic {
+	case unix.PROC_SUPER_MAGIC:
+		return "/proc"
+	case unix.SYSFS_MAGIC:
+		return "sysfs"
+	case unix.CGROUP_SUPER_MAGIC, unix.CGROUP2_SUPER_MAGIC:
+		return "a cgroup file system"
+	case unix.DEBUGFS_MAGIC, unix.TRACEFS_MAGIC:
+		return "debugfs or tracefs"
+	case unix.BPF_FS_MAGIC:
+		return "the BPF file system"
+	}
+	return ""
 }

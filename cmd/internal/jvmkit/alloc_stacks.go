@@ -138,9 +138,22 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	if !on {
 		a.noteUnweighed(tr, prof)
 	}
-	folded := allocFolded(prof, sf.bytes, sf.vmFrames)
+	if n := prof.Count; n == 0 && sample > 1 {
+		fmt.Fprintf(a.stderr, "jvmkit: alloc: no firing was recorded: --sample %d records one firing in %d, at random\n", sample, sample)
+	}
+	// A recorded firing stands for sample firings (one in sample, at random), and its size for as many
+	// objects; a weight already stands for what its thread allocated since its previous recorded sample.
+	scale, bytesScale := int64(sample), int64(sample)
+	if prof.Sizes == hotspot.SizesWeights {
+		bytesScale = 1
+	}
+	what := "allocations"
+	if !on && prof.Sizes == hotspot.SizesWeights {
+		what = "samples" // new TLABs and allocations outside one
+	}
+	folded := allocFolded(prof, sf.bytes, sf.vmFrames, scale, bytesScale)
 	title := fmt.Sprintf("jvmkit alloc of %d (%s)", pid, version)
-	return a.writeFlame(folded, sf, title)
+	return a.writeFlame(folded, sf, title, what)
 }
 
 // noteUnweighed says, for a sample, that its firings could not be weighed (the JVM's allocated-bytes
@@ -195,8 +208,9 @@ func (a *jvmkit) allocStackSummary(p *hotspot.AllocProfile, elapsed time.Duratio
 }
 
 // allocFolded folds allocation stacks: thread name, frames root first, the class as the leaf. Unless
-// vmFrames, the frames above the first Java frame (libjvm's allocation path) are left out.
-func allocFolded(p *hotspot.AllocProfile, byBytes, vmFrames bool) *flame.Folded {
+// vmFrames, the frames above the first Java frame (libjvm's allocation path) are left out. Counts are
+// multiplied by scale, bytes by bytesScale (what a recorded firing stands for).
+func allocFolded(p *hotspot.AllocProfile, byBytes, vmFrames bool, scale, bytesScale int64) *flame.Folded {
 	sums := map[string]int64{}
 	for i := range p.Stacks {
 		s := &p.Stacks[i]
@@ -215,9 +229,9 @@ func allocFolded(p *hotspot.AllocProfile, byBytes, vmFrames bool) *flame.Folded 
 			names = append(names, frames[k].Label())
 		}
 		names = append(names, strings.ReplaceAll(s.Class, ";", ":"))
-		v := int64(s.Count)
+		v := int64(s.Count) * scale
 		if byBytes {
-			v = int64(s.Bytes)
+			v = int64(s.Bytes) * bytesScale
 		}
 		if v > 0 {
 			sums[strings.Join(names, ";")] += v
@@ -235,15 +249,16 @@ func allocFolded(p *hotspot.AllocProfile, byBytes, vmFrames bool) *flame.Folded 
 	return f
 }
 
-func (a *jvmkit) writeFlame(f *flame.Folded, sf *allocStackFlags, title string) error {
-	unit, typ := "count", "allocations"
+// writeFlame writes the stacks; what names their counts ("allocations", or "samples" in a weighed sample).
+func (a *jvmkit) writeFlame(f *flame.Folded, sf *allocStackFlags, title, what string) error {
+	unit, typ, svgUnit := "count", what, what
 	if sf.bytes {
-		unit, typ = "bytes", "alloc_space"
+		unit, typ, svgUnit = "bytes", "alloc_space", "bytes"
 	}
 	return writeOutput(a.stdout, sf.out, func(w io.Writer) error {
 		switch sf.format {
 		case "svg":
-			return flame.WriteSVG(w, f, flame.SVGOptions{Title: title, Subtitle: typ})
+			return flame.WriteSVG(w, f, flame.SVGOptions{Title: title, Subtitle: typ, Unit: svgUnit})
 		case "pprof":
 			return flame.WritePprof(w, f, flame.PprofOptions{SampleType: typ, Unit: unit})
 		}
