@@ -3,6 +3,7 @@ package hotspot_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -108,10 +109,12 @@ func TestAllocAll(t *testing.T) {
 		if r := nA / nB; r < 7.6 || r > 8.4 {
 			t.Errorf("%s/%s = %.2f, want 8", classA, classB, r)
 		}
+		// The workload's main thread prints a line a second: a few byte[]s of other sizes among the
+		// workload's hundreds of thousands, hence the 0.1%.
 		for _, c := range p.Classes {
-			want, ok := map[string]uint64{classA: 32, "byte[]": 56, classB: 16}[c.Class]
-			if ok && (c.Count == 0 || c.Bytes/c.Count != want) {
-				t.Errorf("%s: %d bytes in %d allocations, want %d each", c.Class, c.Bytes, c.Count, want)
+			want, ok := map[string]float64{classA: 32, "byte[]": 56, classB: 16}[c.Class]
+			if ok && (c.Count == 0 || math.Abs(float64(c.Bytes)/float64(c.Count)-want) > want/1000) {
+				t.Errorf("%s: %d bytes in %d allocations, want %.0f each", c.Class, c.Bytes, c.Count, want)
 			}
 		}
 		if p.Lost != 0 {

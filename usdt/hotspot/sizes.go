@@ -123,14 +123,16 @@ func sizeBuckets(p *AllocProfile, buckets []usdt.Bucket, sizes map[uint64]classS
 			c.Samples += b.Count - b.Unweighted
 		case size > 0:
 			c.Bytes += b.Count * size
+		case p.ProbeSizes:
+			// The probe's own sizes, right on this JVM (checked on the instance classes): exact for every
+			// firing, where a weight misses a thread's first.
+			c.Bytes += b.Sums[0]
+			c.Unsized += b.OutOfRange
 		case p.WeightSizes:
 			// Every allocation fires, and this JVM counts an object before it fires for it (checked on
 			// the instance classes): a firing's weight is its size.
 			c.Bytes += b.Weight
 			c.Unsized += b.Unweighted
-		case p.ProbeSizes:
-			c.Bytes += b.Sums[0]
-			c.Unsized += b.OutOfRange
 		default:
 			c.Unsized += b.Count
 		}

@@ -51,10 +51,10 @@ func sizesNote(p *hotspot.AllocProfile) string {
 			"(interpreted code, code compiled during the trace) weigh nothing, the TLAB's sample stands for them"
 	case hotspot.SizesClass:
 		switch {
-		case p.WeightSizes:
-			return "instance sizes from each class's layout helper, other sizes from the bytes the thread allocated at each firing"
 		case p.ProbeSizes:
 			return "instance sizes from each class's layout helper, other sizes as the probe passed them"
+		case p.WeightSizes:
+			return "instance sizes from each class's layout helper, other sizes from the bytes the thread allocated at each firing"
 		}
 		return "instance sizes from each class's layout helper; this JVM's probe passes wrong sizes, so other sizes are unknown"
 	}
