@@ -234,13 +234,6 @@ func (s *progSpec) program() (asm.Instructions, error) {
 			asm.JNE.Imm(asm.R0, int32(s.pid), "exit"),
 		)
 	}
-	if s.sample > 1 {
-		add(
-			asm.FnGetPrandomU32.Call(),
-			asm.Mod.Imm(asm.R0, int32(s.sample)),
-			asm.JNE.Imm(asm.R0, 0, "exit"),
-		)
-	}
 	// The weight's slots, below the 8 bytes at R10-8 that it and the record's code use as scratch.
 	wslots := weightSlots{weight: -16, unweighted: -24, tid: -32, counter: -40, epoch: -48, direct: -56, top: -64, size: -72}
 	if s.weight != nil {
@@ -256,6 +249,15 @@ func (s *progSpec) program() (asm.Instructions, error) {
 				asm.JNE.Imm(asm.R0, 0, "exit"),
 			)
 		}
+	}
+	if s.sample > 1 {
+		// After the weight: every firing moves its thread's counters on, so that a recorded firing weighs
+		// itself alone, not the firings dropped before it.
+		add(
+			asm.FnGetPrandomU32.Call(),
+			asm.Mod.Imm(asm.R0, int32(s.sample)),
+			asm.JNE.Imm(asm.R0, 0, "exit"),
+		)
 	}
 	if s.stackSize > 0 {
 		// The record is built in this CPU's scratch slot. The program runs with migration disabled; a

@@ -38,7 +38,7 @@ type Options struct {
 	// is rounded up to a multiple of 1 KiB and is at most MaxStackSize. The copy is shorter where the
 	// stack's mapping ends first (see the package documentation).
 	StackSize int
-	// Sample, when above 1, records each firing with probability 1/Sample (bpf_get_prandom_u32 in the
+	// Sample, when above 1, records each firing with probability 1/Sample (weighed first, with Weight) (bpf_get_prandom_u32 in the
 	// program), so that costly records (stacks) can be taken from probes that fire millions of times a
 	// second. A random choice, unlike every Nth firing, cannot lock onto a periodic pattern of the traced
 	// code. The uprobe's trap is paid by every firing all the same.

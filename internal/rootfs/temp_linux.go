@@ -287,11 +287,11 @@ func CheckOutput(path string) error {
 	defer unix.Close(dfd)
 	var sfs unix.Statfs_t
 	if unix.Fstatfs(dfd, &sfs) == nil {
+		if kind := pseudoFS(uint32(sfs.Type)); kind != "" { // before read-only: /sys often is both
+			return fmt.Errorf("write %s: directory %s is in %s, where no file can be created", path, dir, kind)
+		}
 		if sfs.Flags&unix.ST_RDONLY != 0 {
 			return fmt.Errorf("write %s: directory %s: %w", path, dir, unix.EROFS)
-		}
-		if kind := pseudoFS(sfs.Type); kind != "" {
-			return fmt.Errorf("write %s: directory %s is in %s, where no file can be created", path, dir, kind)
 		}
 	}
 	// The caller's own rights, on the directory opened (faccessat2; where the kernel or a seccomp
@@ -349,7 +349,7 @@ func RemoveSame(path string, fi fs.FileInfo) error {
 
 // pseudoFS names the kernel's file systems whose directories take no new regular file (the type of
 // statfs), "" for others.
-func pseudoFS(magic int64) string {
+func pseudoFS(magic uint32) string {
 	switch magic {
 	case unix.PROC_SUPER_MAGIC:
 		return "/proc"

@@ -237,12 +237,14 @@ func TraceAlloc(ctx context.Context, pid int, mods []usdt.Module, opts AllocOpti
 		if err != nil {
 			return nil, err
 		}
-		if opts.Sampled && w != nil {
-			// Each recorded firing weighed in the probe, as the aggregation's are: the stacks of a sample
-			// then weigh what they stand for, and only the samples are recorded (a firing inside a TLAB,
-			// from code compiled while the flag is on, stands for nothing: its TLAB's sample stands for
-			// it). With every allocation firing, a firing's size is exact.
-			w.Only = opts.Stacks != nil
+		if w != nil {
+			// Each firing weighed in the probe, as the aggregation's are, before the random choice of
+			// Sample. In a sample, the stacks then weigh what they stand for, and only the samples are
+			// recorded (a firing inside a TLAB, from code compiled while the flag is on, stands for
+			// nothing: its TLAB's sample stands for it). With every allocation firing, a firing's
+			// weight is its own size where this JVM counts an object before it fires (WeightSizes),
+			// which sizes arrays where the probe's sizes are garbage (JDK 17).
+			w.Only = opts.Sampled && opts.Stacks != nil
 			uo.Weight = w
 		}
 	}
@@ -490,6 +492,8 @@ func (t *AllocTrace) Profile() (*AllocProfile, error) {
 				s.Bytes = s.Count * size
 			case p.ProbeSizes && s.outOfRange == 0:
 				s.Bytes = s.probeBytes
+			case p.WeightSizes && s.Samples == s.Count:
+				s.Bytes = s.weight
 			}
 		}
 		drops, err := t.tr.Drops()

@@ -145,8 +145,8 @@ allocated. -o writes it to a file; --format is folded, svg or pprof. A firing wi
 more than a counted one, so with every allocation firing (-XX:+DTraceAllocProbes) only one in --sample
 N firings is recorded, chosen at random in the kernel (default 64); with --switch-flags, whose firings
 are a sample already, every one (default 1). Records the reader could not keep up with are counted as
-lost: the stacks miss their share. With --sample N, each recorded firing's count (and size) is
-multiplied by N, so that the output estimates every firing's; a sample's weights need no such factor.
+lost: the stacks miss their share. With --sample N, each recorded firing's count and bytes are
+multiplied by N, so that the output estimates every firing's.
 The share of stacks walked to their thread's root
 is printed at the end.`,
 		Args: cobra.ExactArgs(1),

@@ -139,19 +139,16 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 		a.noteUnweighed(tr, prof)
 	}
 	if n := prof.Count; n == 0 && sample > 1 {
-		fmt.Fprintf(a.stderr, "jvmkit: alloc: no firing was recorded: --sample %d records one firing in %d, at random\n", sample, sample)
+		fmt.Fprintf(a.stderr, "jvmkit: alloc: no firing was recorded (--sample %d records one in %d, at random; perhaps none fired)\n", sample, sample)
 	}
-	// A recorded firing stands for sample firings (one in sample, at random), and its size for as many
-	// objects; a weight already stands for what its thread allocated since its previous recorded sample.
-	scale, bytesScale := int64(sample), int64(sample)
-	if prof.Sizes == hotspot.SizesWeights {
-		bytesScale = 1
-	}
+	// A recorded firing stands for sample firings (one in sample, chosen at random after every firing
+	// was weighed), its size or weight for as many.
+	scale := int64(sample)
 	what := "allocations"
 	if !on && prof.Sizes == hotspot.SizesWeights {
 		what = "samples" // new TLABs and allocations outside one
 	}
-	folded := allocFolded(prof, sf.bytes, sf.vmFrames, scale, bytesScale)
+	folded := allocFolded(prof, sf.bytes, sf.vmFrames, scale, scale)
 	title := fmt.Sprintf("jvmkit alloc of %d (%s)", pid, version)
 	return a.writeFlame(folded, sf, title, what)
 }
