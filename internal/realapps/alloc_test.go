@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jvmkit/jvmkit/flame"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/usdt/hotspot"
@@ -514,20 +515,17 @@ func testAllocStacks(t *testing.T, tl tools, app *testutil.App) *stacksRun {
 	run := &stacksRun{bytes: map[string]int64{}, from: time.Now()}
 	b.WaitFor(t, "switched DTraceAllocProbes off", stacksSpan+time.Minute)
 	run.to = time.Now()
-	out := b.Wait(t, time.Minute)
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		i := strings.LastIndexByte(l, ' ') // thread names have spaces
-		n, err := strconv.ParseInt(l[i+1:], 10, 64)
-		if i < 0 || err != nil {
-			t.Fatalf("folded line %q", l)
-		}
-		frames := strings.Split(l[:i], ";")
-		if strings.HasPrefix(frames[0], "JFR ") {
+	folded, err := flame.ParseFolded(strings.NewReader(b.Wait(t, time.Minute)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range folded.Stacks {
+		if strings.HasPrefix(s.Frames[0], "JFR ") {
 			// JFR's own threads (its periodic tasks, its recorder): JFR leaves their allocations out.
-			run.jfrThreads += n
+			run.jfrThreads += s.Count
 			continue
 		}
-		run.bytes[frames[len(frames)-1]] += n
+		run.bytes[s.Frames[len(s.Frames)-1]] += s.Count
 	}
 	t.Logf("alloc --switch-flags --stacks --bytes (pid %d): %s in %v, and %s by JFR's threads; %s", app.PID,
 		mib(uint64(total(run.bytes))), run.to.Sub(run.from).Round(time.Millisecond), mib(uint64(run.jfrThreads)),

@@ -62,7 +62,7 @@ type AllocStack struct {
 	Reason   unwind.Reason `json:"reason,omitempty"`
 	Count    uint64        `json:"count"`
 	Bytes    uint64        `json:"bytes"` // known sizes only (see ClassAlloc.Unsized); in a weighed sample, the weights
-	// Samples are the firings that carry a weight, in a weighed sample (see ClassAlloc.Samples).
+	// Samples are the firings that carry a weight (in a sample, its samples: see ClassAlloc.Samples).
 	Samples uint64 `json:"samples,omitempty"`
 
 	name       uint64 // the address of the class name's bytes, to size it

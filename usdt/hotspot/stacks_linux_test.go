@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jvmkit/jvmkit/flame"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/unwind"
 	"github.com/jvmkit/jvmkit/usdt"
@@ -95,15 +96,14 @@ func TestAllocStacks(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("jvmkit alloc --stacks: exit status %d\n%s", code, errOut)
 			}
+			folded, err := flame.ParseFolded(strings.NewReader(out))
+			if err != nil {
+				t.Fatal(err)
+			}
 			var n, root uint64
 			hits, counts := map[string]uint64{}, map[string]uint64{}
-			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-				stack, v, ok := strings.Cut(l, " ")
-				c, err := strconv.ParseUint(v, 10, 64)
-				if !ok || err != nil {
-					t.Fatalf("folded line %q", l)
-				}
-				frames := strings.Split(stack, ";")
+			for _, s := range folded.Stacks {
+				c, frames := uint64(s.Count), s.Frames
 				n += c
 				// Thread name, java.lang.Thread.run, ..., the allocating method, the class.
 				if len(frames) > 3 && frames[1] == "java.lang.Thread.run" {

@@ -148,7 +148,7 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	if !on && prof.Sizes == hotspot.SizesWeights {
 		what = "samples" // new TLABs and allocations outside one
 	}
-	folded := allocFolded(prof, sf.bytes, sf.vmFrames, scale, scale)
+	folded := allocFolded(prof, sf.bytes, sf.vmFrames, scale)
 	title := fmt.Sprintf("jvmkit alloc of %d (%s)", pid, version)
 	return a.writeFlame(folded, sf, title, what)
 }
@@ -205,9 +205,9 @@ func (a *jvmkit) allocStackSummary(p *hotspot.AllocProfile, elapsed time.Duratio
 }
 
 // allocFolded folds allocation stacks: thread name, frames root first, the class as the leaf. Unless
-// vmFrames, the frames above the first Java frame (libjvm's allocation path) are left out. Counts are
-// multiplied by scale, bytes by bytesScale (what a recorded firing stands for).
-func allocFolded(p *hotspot.AllocProfile, byBytes, vmFrames bool, scale, bytesScale int64) *flame.Folded {
+// vmFrames, the frames above the first Java frame (libjvm's allocation path) are left out. Counts or
+// bytes are multiplied by scale (what a recorded firing stands for).
+func allocFolded(p *hotspot.AllocProfile, byBytes, vmFrames bool, scale int64) *flame.Folded {
 	sums := map[string]int64{}
 	for i := range p.Stacks {
 		s := &p.Stacks[i]
@@ -226,10 +226,11 @@ func allocFolded(p *hotspot.AllocProfile, byBytes, vmFrames bool, scale, bytesSc
 			names = append(names, frames[k].Label())
 		}
 		names = append(names, strings.ReplaceAll(s.Class, ";", ":"))
-		v := int64(s.Count) * scale
+		v := int64(s.Count)
 		if byBytes {
-			v = int64(s.Bytes) * bytesScale
+			v = int64(s.Bytes)
 		}
+		v *= scale
 		if v > 0 {
 			sums[strings.Join(names, ";")] += v
 		}

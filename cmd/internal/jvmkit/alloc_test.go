@@ -35,9 +35,8 @@ func TestAllocTableUnsized(t *testing.T) {
 	}
 }
 
-// TestAllocFoldedScale: a recorded firing stands for --sample N firings, so counts, and bytes sized one by
-// one, are multiplied by N; the weights of a sample already stand for everything since their thread's
-// previous sample and are not.
+// TestAllocFoldedScale: a recorded firing stands for --sample N firings (every firing is weighed before
+// the random choice), so its count and its bytes are multiplied by N.
 func TestAllocFoldedScale(t *testing.T) {
 	p := &hotspot.AllocProfile{Stacks: []hotspot.AllocStack{
 		{Class: "byte[]", Thread: "main", Count: 3, Bytes: 300},
@@ -45,20 +44,20 @@ func TestAllocFoldedScale(t *testing.T) {
 	}}
 	for _, c := range []struct {
 		byBytes             bool
-		scale, bytesScale   int64
+		scale               int64
 		wantBytes, wantFoos int64
 	}{
-		{false, 64, 64, 192, 64},
-		{true, 64, 64, 19200, 1024},
-		{true, 8, 1, 300, 16},
+		{false, 64, 192, 64},
+		{true, 64, 19200, 1024},
+		{true, 1, 300, 16},
 	} {
-		f := allocFolded(p, c.byBytes, false, c.scale, c.bytesScale)
+		f := allocFolded(p, c.byBytes, false, c.scale)
 		got := map[string]int64{}
 		for _, s := range f.Stacks {
 			got[s.Frames[len(s.Frames)-1]] = s.Count
 		}
 		if got["byte[]"] != c.wantBytes || got["Foo"] != c.wantFoos {
-			t.Errorf("bytes %v, scale %d/%d: %v, want byte[] %d, Foo %d", c.byBytes, c.scale, c.bytesScale, got, c.wantBytes, c.wantFoos)
+			t.Errorf("bytes %v, scale %d: %v, want byte[] %d, Foo %d", c.byBytes, c.scale, got, c.wantBytes, c.wantFoos)
 		}
 	}
 }
