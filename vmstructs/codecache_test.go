@@ -333,14 +333,17 @@ func TestCodeCache(t *testing.T) {
 
 // ccCodelistLine is a line of jcmd Compiler.codelist: compile id, level, state, method, [nmethod,
 // code begin - code end].
-var ccCodelistLine = regexp.MustCompile(`^(\d+) (-?\d+) (-?\d+) .* \[(0x[0-9a-f]+), (0x[0-9a-f]+) - (0x[0-9a-f]+)\]$`)
+var ccCodelistLine = regexp.MustCompile(`^(\d+) (-?\d+) (-?\d+) (.*) \[(0x[0-9a-f]+), (0x[0-9a-f]+) - (0x[0-9a-f]+)\]$`)
 
 // ccCheckDead checks CodeCache.Dead against jcmd Compiler.codelist, which lists the nmethods that are
 // alive (not zombie or unloaded) with their state. Dead is read first: a dead nmethod never lives
 // again, so one that the later list has alive (same code and compile id) must not have been dead.
+// The methods' class and name must be the list's (Method::external_name), lambdas and LambdaForms
+// (JDK 11's VM-anonymous classes, JDK 15+'s hidden ones) included.
 func ccCheckDead(t *testing.T, jdk testutil.JDK, pid int, c *CodeCache, blobs []CodeBlob) {
 	t.Helper()
 	dead := map[[2]uint64]bool{}
+	names := map[[2]uint64]string{}
 	var nms, ndead int
 	for i := range blobs {
 		b := &blobs[i]
@@ -348,6 +351,7 @@ func ccCheckDead(t *testing.T, jdk testutil.JDK, pid int, c *CodeCache, blobs []
 			continue
 		}
 		nms++
+		names[[2]uint64{b.Start, uint64(b.CompileID)}] = b.MethodName
 		d, err := c.Dead(b)
 		if err != nil {
 			t.Fatalf("Dead(%q): %v", b.Label(), err)
@@ -357,7 +361,7 @@ func ccCheckDead(t *testing.T, jdk testutil.JDK, pid int, c *CodeCache, blobs []
 			dead[[2]uint64{b.Start, uint64(b.CompileID)}] = true
 		}
 	}
-	var alive, states int
+	var alive, states, compared, anonymous int
 	for line := range strings.Lines(ccJcmd(t, jdk, pid, "Compiler.codelist")) {
 		m := ccCodelistLine.FindStringSubmatch(strings.TrimSpace(line))
 		if m == nil {
@@ -365,21 +369,45 @@ func ccCheckDead(t *testing.T, jdk testutil.JDK, pid int, c *CodeCache, blobs []
 		}
 		alive++
 		id, _ := strconv.ParseUint(m[1], 10, 64)
-		start, _ := strconv.ParseUint(m[5], 0, 64)
+		start, _ := strconv.ParseUint(m[6], 0, 64)
 		if st, _ := strconv.Atoi(m[3]); st != 0 {
 			states++
 		}
-		if dead[[2]uint64{start, id}] {
-			t.Errorf("Dead said %s (compile id %d) was dead; Compiler.codelist has it alive: %s", m[5], id, line)
+		key := [2]uint64{start, id}
+		if dead[key] {
+			t.Errorf("Dead said %s (compile id %d) was dead; Compiler.codelist has it alive: %s", m[6], id, line)
+		}
+		if ours, ok := names[key]; ok {
+			compared++
+			want, _, _ := strings.Cut(m[4], "(") // "pkg.Class.method(sig)ret"
+			if got := ccClassAndMethod(ours); got != want {
+				t.Errorf("compile id %d at %s is %q, Compiler.codelist names it %q", id, m[6], got, want)
+			}
+			if strings.Contains(want, "/0x") { // "Foo$$Lambda$1/0x...", "LambdaForm$MH/0x..."
+				anonymous++
+			}
 		}
 	}
-	t.Logf("Dead: %d of %d nmethods dead; Compiler.codelist: %d alive, %d of them not in_use", ndead, nms, alive, states)
+	t.Logf("Dead: %d of %d nmethods dead; Compiler.codelist: %d alive, %d of them not in_use; names compared: %d (%d of lambdas and LambdaForms)",
+		ndead, nms, alive, states, compared, anonymous)
+	if anonymous == 0 {
+		t.Errorf("no compiled method of a VM-anonymous or hidden class (lambdas, LambdaForms) compared with Compiler.codelist")
+	}
 	if alive < nms/2 {
 		t.Errorf("Compiler.codelist lists %d nmethods, the code cache has %d: is its format still %v?", alive, nms, ccCodelistLine)
 	}
 	if jdk.Feature >= 20 && ndead > 0 {
 		t.Errorf("%d dead nmethods on JDK %d, which has no zombies", ndead, jdk.Feature)
 	}
+}
+
+// ccClassAndMethod is "pkg.Class.method" of a method name as vmstructs gives it ("ret pkg.Class.method(args)").
+func ccClassAndMethod(name string) string {
+	name, _, _ = strings.Cut(name, "(")
+	if i := strings.LastIndexByte(name, ' '); i >= 0 {
+		name = name[i+1:]
+	}
+	return name
 }
 
 // ccJavapLines returns the LineNumberTable of ManyMethods.main, as javap prints it.

@@ -64,16 +64,15 @@
 // ConstMethod::{_constants, _name_index, _signature_index} -> constant-pool slots (cp +
 // sizeof(ConstantPool) + 8*index, low tag bit masked) and ConstantPool::_pool_holder -> Klass::_name ->
 // Symbol::{_length, _body}; JDK 11 names a VM-anonymous class (lambdas, LambdaForms:
-// InstanceKlass::_misc_is_anonymous) "Name/<identity hash of its mirror>", read from the mirror's mark
-// word (or the displaced header of a locked one) when the JVM has computed it; until something asks for
-// the class's name there is no hash, and the name has no suffix. [CodeCache.Scopes] decodes an nmethod's inlining chain from
-// PcDesc::{_pc_offset, _scope_decode_offset} and UNSIGNED5 scope records (sender offset, metadata index,
-// bci + 1; JDK 20+ excludes the zero byte): on JDK <= 22 at offsets from the nmethod, on JDK 25 in
-// nmethod::_immutable_data (PcDescs first) with the metadata at CodeBlob::_mutable_data +
-// _relocation_size. Line numbers come from the compressed table after the bytecodes. [CodeCache.Dead]
-// reads nmethod::_state (a signed char): up to JDK 19 an nmethod made zombie (3) or unloaded (4) stays
-// in the code cache until the sweeper frees it; JDK 20 removed the sweeper and those states
-// (not_installed -1, in_use 0, not_entrant 1), and frees unloaded nmethods itself.
+// InstanceKlass::_misc_is_anonymous) "Name/0x<address of its InstanceKlass>", as Class.getName, stack
+// traces and Compiler.codelist do (its JVMTI and JFR use the mirror's identity hash). [CodeCache.Scopes]
+// decodes an nmethod's inlining chain from PcDesc::{_pc_offset, _scope_decode_offset} and UNSIGNED5 scope
+// records (sender offset, metadata index, bci + 1; JDK 20+ excludes the zero byte): on JDK <= 22 at
+// offsets from the nmethod, on JDK 25 in nmethod::_immutable_data (PcDescs first) with the metadata at
+// CodeBlob::_mutable_data + _relocation_size. Line numbers come from the compressed table after the
+// bytecodes. [CodeCache.Dead] reads nmethod::_state (a signed char): up to JDK 19 an nmethod made zombie
+// (3) or unloaded (4) stays in the code cache until the sweeper frees it; JDK 20 removed the sweeper and
+// those states (not_installed -1, in_use 0, not_entrant 1), and frees unloaded nmethods itself.
 //
 // # Threads
 //

@@ -2,7 +2,6 @@ package vmstructs
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/jvmkit/jvmkit/internal/javaname"
@@ -21,14 +20,11 @@ type methodNameLayout struct {
 	symBody                    uint64
 
 	// VM-anonymous classes (Unsafe.defineAnonymousClass: lambdas and LambdaForms up to JDK 14) are
-	// named "Name/<identity hash of the mirror>" (Klass::external_name of JDK 8-11); anonBit is 0 where
-	// the JVM has none (JDK 15+ hidden classes carry their suffix in the name).
-	anonBit       uint64
-	miscFlags     F // InstanceKlass::_misc_flags
-	mirror        F // Klass::_java_mirror (an OopHandle: the address of the slot)
-	monitorHeader F // ObjectMonitor::_header, the displaced mark word of an inflated lock
-	hashShift     uint
-	hashMask      uint64
+	// named "Name/0x<address of the InstanceKlass>" (Klass::external_name of JDK 9-14: Class.getName,
+	// stack traces, Compiler.codelist); anonBit is 0 where the JVM has none (JDK 15+ hidden classes
+	// carry their suffix in the name).
+	anonBit   uint64
+	miscFlags F // InstanceKlass::_misc_flags
 }
 
 func (j *JVM) methodNameLayout() (*methodNameLayout, error) {
@@ -55,16 +51,7 @@ func (j *JVM) methodNameLayout() (*methodNameLayout, error) {
 	l.symBody = body.Offset
 	if bit, ok := j.Table.Int("InstanceKlass::_misc_is_anonymous"); ok && bit > 0 && bit < 1<<16 {
 		l.miscFlags = r.optField("InstanceKlass", "_misc_flags")
-		l.mirror = r.optField("Klass", "_java_mirror")
-		l.monitorHeader = r.optField("ObjectMonitor", "_header")
-		l.hashShift, l.hashMask = 8, 1<<31-1 // markOop.hpp on 64-bit, unless exported
-		if v, ok := j.Table.Long("markOopDesc::hash_shift"); ok && v >= 0 && v < 64 {
-			l.hashShift = uint(v)
-		}
-		if v, ok := j.Table.Long("markOopDesc::hash_mask"); ok && v > 0 {
-			l.hashMask = uint64(v)
-		}
-		if l.miscFlags.OK && l.mirror.OK && l.miscFlags.readSize() <= 4 {
+		if l.miscFlags.OK && l.miscFlags.readSize() <= 4 {
 			l.anonBit = uint64(bit)
 		}
 	}
@@ -258,53 +245,15 @@ func (n *methodNamer) readHolder(cp uint64) poolHolder {
 	return h
 }
 
-// anonymousSuffix is "/<hash>" for a VM-anonymous class whose mirror has an identity hash, as JDK 11
-// names it; "" for any other class. The JVM computes the hash the first time anything asks for the
-// class's name (Class.getName, a stack trace, a JVMTI agent), so a class nobody named yet stays
-// without the suffix: this reader cannot install a hash.
+// anonymousSuffix is "/0x<address>" for a VM-anonymous class, as JDK 9-14's Klass::external_name
+// names it (Class.getName, stack traces, Compiler.codelist); "" for any other class. JDK 11's JVMTI
+// (GetClassSignature, perf-map-agent) and JFR name the same class by its mirror's identity hash instead.
 func (n *methodNamer) anonymousSuffix(k uint64) string {
-	l, r := n.l, n.r
-	flags, err := r.uint(k+l.miscFlags.Offset, l.miscFlags.readSize())
-	if err != nil || flags&l.anonBit == 0 {
+	flags, err := n.r.uint(k+n.l.miscFlags.Offset, n.l.miscFlags.readSize())
+	if err != nil || flags&n.l.anonBit == 0 {
 		return ""
 	}
-	slot, err := r.u64(k + l.mirror.Offset)
-	if err != nil || slot == 0 {
-		return ""
-	}
-	mirror, err := r.u64(slot)
-	if err != nil || mirror == 0 {
-		return ""
-	}
-	mark, err := r.u64(mirror)
-	if err != nil {
-		return ""
-	}
-	// markOop.hpp: the low two bits say where the header is; a biased mark (101) has no hash.
-	switch mark & 3 {
-	case 1:
-		if mark&4 != 0 {
-			return ""
-		}
-	case 0: // thin-locked: the displaced header is in the BasicLock the mark points to
-		if mark, err = r.u64(mark); err != nil {
-			return ""
-		}
-	case 2: // inflated: in the ObjectMonitor
-		if !l.monitorHeader.OK {
-			return ""
-		}
-		if mark, err = r.u64(mark&^3 + l.monitorHeader.Offset); err != nil {
-			return ""
-		}
-	default:
-		return ""
-	}
-	hash := mark >> l.hashShift & l.hashMask
-	if hash == 0 {
-		return ""
-	}
-	return "/" + strconv.FormatUint(hash, 10)
+	return fmt.Sprintf("/0x%016x", k)
 }
 
 // symbol reads a Symbol: a length and that many bytes of (modified) UTF-8.

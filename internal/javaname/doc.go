@@ -9,6 +9,8 @@
 //
 // # Compatibility
 //
-// Hidden classes (JDK 15+) carry "+0x<address>" in the JVM and "/0x<address>" in Java. JDK 8–14
-// VM-anonymous classes ("Foo$$Lambda$1/123456") are named by the JVM with the "/<hash>" Java shows.
+// Hidden classes (JDK 15+) carry "+0x<address>" in the JVM and "/0x<address>" in Java. JDK 9–14
+// VM-anonymous classes have no suffix in the JVM; Java names them "Foo$$Lambda$1/0x<address of the
+// InstanceKlass>" (vmstructs adds it), while JDK 11's JVMTI and JFR use the mirror's identity hash
+// ("Foo$$Lambda$1/123456", as JDK 8 did everywhere).
 package javaname
