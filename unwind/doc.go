@@ -69,9 +69,11 @@
 // more often at high rates (include/uapi/linux/perf_event.h, tools/perf/design.txt). New threads are
 // found by polling /proc/<pid>/task. Samples are walked as soon as they are read, before the code they
 // ran can be unloaded. Reads below the sampled sp are refused (that memory was dead at the sample).
-// Frames beyond the copy are read from the live stack only while the copy's last 64 bytes are still
-// there (a frame that returned or ran on would have changed them); else the stack ends in
-// ReasonTruncated. Deep native stacks (C2 compiling while the JIT warms up) can need a bigger copy
+// Frames beyond the copy are read from the live stack only while the copy's last 64 bytes, and the
+// first 64 bytes of the frame that reaches beyond it, are still there (a frame that returned or ran on
+// would have changed them; the end of the copy alone may lie in a large stack buffer nobody wrote
+// since, as JDK 11's socket natives keep); else the stack ends in ReasonTruncated, as does a walk that
+// fails on words read there. Deep native stacks (C2 compiling while the JIT warms up) can need a bigger copy
 // (SamplerOptions.StackBytes).
 //
 // # Stopped threads

@@ -284,9 +284,17 @@ func (st *walkState) settle(r Reason) {
 
 // fail ends the walk with a Broken frame.
 func (st *walkState) fail(r Reason, pc, sp uint64, detail string) Reason {
-	if st.mem.changed {
+	switch {
+	case st.mem.changed:
 		// Whatever went wrong, it went wrong on memory that is not the sample's any more.
 		r, detail = ReasonTruncated, "stack changed beyond the copy"
+	case st.mem.beyond && r != ReasonTruncated && r != ReasonDepth:
+		// It went wrong on words read beyond the copy, from the live stack: they passed the checks of
+		// stackMem.stillThere but cannot be proven the sample's.
+		if detail != "" {
+			detail = ": " + detail
+		}
+		r, detail = ReasonTruncated, "beyond the copy, "+r.String()+detail
 	}
 	name := "[" + r.String() + "]"
 	if detail != "" {
@@ -349,6 +357,7 @@ func (st *walkState) run() Reason {
 			return st.fail(ReasonBadSP, pc, sp, "")
 		}
 		lastSP, st.emptyFrame = sp, false
+		st.mem.at = sp
 		if pc == 0 {
 			return st.fail(ReasonBadReturn, pc, sp, "null pc")
 		}
@@ -1324,26 +1333,43 @@ type stackMem struct {
 	base vmstructs.Memory
 	lo   uint64
 	data []byte
-	// checked says whether the stack beyond the copy was compared with the copy's end; changed, that
-	// it differed.
-	checked, changed bool
+	// checked says whether the stack beyond the copy was compared with the copy; changed, that it
+	// differed; beyond, that a word was read beyond the copy.
+	checked, changed, beyond bool
+	// at is the sp of the frame the walk is in: the frame that reaches beyond the copy when a read
+	// first does.
+	at uint64
 }
 
 // tailCheck is how many of the copy's last bytes must still be in memory for reads beyond it.
 const tailCheck = 64
 
-// stillThere reports whether the last bytes of the copy are still in the thread's stack.
+// stillThere reports whether the copy's last bytes, and the first bytes of the frame that reaches
+// beyond it, are still in the thread's stack. The end of the copy alone does not show that the frames
+// beyond it are the sample's when it falls in a large buffer on the stack that nobody wrote since (JDK
+// 11's socketRead0 and socketWrite0 keep 64 KiB there: another call at the same depth leaves the bytes
+// but not the frames); the bottom of that frame holds what its call put there (its saved registers,
+// arguments, the start of such a buffer), which a frame of another call almost never repeats.
 func (m *stackMem) stillThere() bool {
 	n := min(len(m.data), tailCheck)
 	if n == 0 {
 		return true
 	}
-	buf := make([]byte, n)
-	at := m.lo + uint64(len(m.data)-n)
-	if k, err := m.base.ReadAt(buf, at); err != nil || k != n {
+	same := func(at uint64, n int) bool {
+		buf := make([]byte, n)
+		if k, err := m.base.ReadAt(buf, at); err != nil || k != n {
+			return false
+		}
+		return bytes.Equal(buf, m.data[at-m.lo:at-m.lo+uint64(n)])
+	}
+	end := m.lo + uint64(len(m.data))
+	if !same(end-uint64(n), n) {
 		return false
 	}
-	return bytes.Equal(buf, m.data[len(m.data)-n:])
+	if m.at >= m.lo && m.at < end-uint64(n) {
+		return same(m.at, int(min(uint64(tailCheck), end-uint64(n)-m.at)))
+	}
+	return true
 }
 
 func (m *stackMem) u64(addr uint64) (uint64, error) {
@@ -1365,6 +1391,7 @@ func (m *stackMem) u64(addr uint64) (uint64, error) {
 		if m.changed {
 			return 0, errStackChanged
 		}
+		m.beyond = true
 	}
 	var buf [8]byte
 	if _, err := m.base.ReadAt(buf[:], addr); err != nil {

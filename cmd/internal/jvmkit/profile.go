@@ -68,7 +68,11 @@ If the JVM exits while it is being profiled, the profile taken so far is written
 As measured (make test, 2026-11-28, no -XX:+PreserveFramePointer; Jetty 9.4, Tomcat 10.1 and H2 2.1 under
 load, 10 s at 499 Hz): JDK 11, 17, 21 and 25 (Debian's and Temurin) walk 99.9-100% of samples to the
 thread's root, at most 0.1% of samples carry a frame that names nothing, and at most 0.04% sit in a
-system call under a Java native method that does not make it. The 15 methods most
+system call under a Java native method that does not make it. Except on JDK 11 with blocking sockets
+(H2's server, not Jetty's or Tomcat's): its socketRead0 and socketWrite0 keep a 64 KiB buffer on the
+stack, beyond the stack copy a sample can carry (--stack-bytes at most 65528), so the Java callers of
+a sample in them are read from the live stack, and only while it is provably the sample's; the others
+end in "truncated" (97.6% of H2's samples to the root on Debian's JDK 11.0.24, 2026-11-30). The 15 methods most
 often on top of the Java stack agree with JFR's own samples of the same window: 13-15 of 15 against
 JDK 25's jdk.CPUTimeSample, 12-15 of 15 against jdk.ExecutionSample on JDK 11-21 with DebugNonSafepoints
 on (without it, jdk.ExecutionSample names a compiled frame by its compiled method alone; it drops the
