@@ -179,7 +179,7 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 		return "", 0, fmt.Errorf("jcmd: copy %s: %w", path, err)
 	}
 
-	dirFd, dir, name, err := openCopyDest(dst, path, overwrite, &srcSt)
+	dirFd, dir, name, err := openCopyDest(dst, path, overwrite, &srcSt, true)
 	if errors.Is(err, errSameFile) {
 		// The JVM wrote the caller's own file where the copy would go (--copy-to . in the JVM's working
 		// directory): it is there already.
@@ -216,10 +216,14 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 // CheckCopyDest checks, before a command has the JVM write a file, what CopyOut will check of dst, so
 // that a copy that cannot be made is refused before the JVM does the work: a link or something other
 // than a regular file at dst, a directory that is not the caller's to copy into, an existing file when
-// overwrite is false. A directory dst is checked as a directory only (the copy's name there is the
-// written file's).
-func CheckCopyDest(dst string, overwrite bool) error {
-	dirFd, _, _, err := openCopyDest(dst, "file", overwrite, nil)
+// overwrite is false. In a directory dst the copy's name is the written file's: written names it (see
+// Client.WrittenNames), or, empty, the directory alone is checked.
+func CheckCopyDest(dst, written string, overwrite bool) error {
+	path := written
+	if path == "" {
+		path = "file"
+	}
+	dirFd, _, _, err := openCopyDest(dst, path, overwrite, nil, written != "")
 	if err == nil {
 		unix.Close(dirFd)
 	}
@@ -230,10 +234,11 @@ func CheckCopyDest(dst string, overwrite bool) error {
 var errSameFile = errors.New("the destination is the file itself")
 
 // openCopyDest opens the directory a copy of path to dst goes into, after the checks CopyOut makes.
-// Without src (a check before the file exists) a directory dst is checked as a directory only; with
-// it, the final name too, and a final name that is src itself, a file of the caller's with one link,
-// gives errSameFile (with dir and name) instead of an existing-file refusal.
-func openCopyDest(dst, path string, overwrite bool, src *unix.Stat_t) (dirFd int, dir, name string, err error) {
+// Without src (a check before the file exists) a directory dst is checked as a directory only, unless
+// named (path is the name the file will have); with src, the final name too, and a final name that is
+// src itself, a file of the caller's with one link, gives errSameFile (with dir and name) instead of an
+// existing-file refusal.
+func openCopyDest(dst, path string, overwrite bool, src *unix.Stat_t, named bool) (dirFd int, dir, name string, err error) {
 	dir, name, dirIsDst, err := copyDestination(dst, path)
 	if err != nil {
 		return -1, "", "", err
@@ -264,7 +269,7 @@ func openCopyDest(dst, path string, overwrite bool, src *unix.Stat_t) (dirFd int
 	if err := checkCopyDir(dirFd, dir); err != nil {
 		return fail(err)
 	}
-	if dirIsDst && src == nil {
+	if dirIsDst && src == nil && !named {
 		return dirFd, dir, name, nil
 	}
 	exists, err := rootfs.CheckFinal(dirFd, dir, name)

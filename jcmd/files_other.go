@@ -23,7 +23,7 @@ func OpenInJVM(t *attach.Target, path string) (*os.File, error) {
 }
 
 // CheckCopyDest fails as CopyOut does: only Linux is supported.
-func CheckCopyDest(dst string, _ bool) error {
+func CheckCopyDest(dst, _ string, _ bool) error {
 	return fmt.Errorf("jcmd: copy to %s: %w", dst, attach.ErrNotSupported)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 
@@ -430,4 +431,37 @@ func oddQuote(w string) bool {
 		return !ok || j != len(w)-1
 	}
 	return strings.ContainsAny(w[pos:], "\"'")
+}
+
+// WrittenNames returns the base names of the files line will have the JVM write now, as far as the line
+// and the JVM's defaults name them: not a name the JVM makes up itself (a JFR recording in a directory,
+// a name with the JVM's clock in it, JFR.dump's default, a JFR path not ending in .jfr), nor a recording
+// JFR.start writes only when it stops. gjcmd checks a copy's destination by them before the JVM does the work.
+func (c *Client) WrittenNames(ctx context.Context, line string) ([]string, error) {
+	words, err := SplitLine(line)
+	if err != nil || len(words) == 0 || !mayWrite(words[0], words[1:]) {
+		return nil, err
+	}
+	name := words[0]
+	cmd, err := c.Describe(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	feature, _ := c.Feature(ctx)
+	planned, err := plannedWrites(name, words[1:], cmd, feature, c.Target().NSPID)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, w := range planned {
+		base := path.Base(w.path)
+		// A JFR path may be a directory, where the JVM names the recording: one ending in .jfr is taken
+		// for the file's name.
+		if w.deferred || w.dirOK && !strings.HasSuffix(base, ".jfr") || w.mode == rootfs.PrivateDir || base == "." ||
+			base == "/" || hasTimeSequence(name, w.path, feature) {
+			continue
+		}
+		names = append(names, base)
+	}
+	return names, nil
 }

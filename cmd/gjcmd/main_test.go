@@ -595,6 +595,25 @@ func TestFilesFromContainers(t *testing.T) {
 			if r := gjcmd(t, "-o", out, pid, "GC.heap_dump", "/tmp/h3.hprof"); r.code == 0 || !strings.Contains(r.stderr, "exists") {
 				t.Errorf("overwrote without --overwrite: %d %s", r.code, r.stderr)
 			}
+			// --copy-to into a directory that already has the name the JVM will write: refused before the
+			// JVM dumps anything (the name comes from the command line), as -o is.
+			if err := os.WriteFile(filepath.Join(dir, "h4.hprof"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if r := gjcmd(t, "--copy-to", dir, pid, "GC.heap_dump", "/tmp/h4.hprof"); r.code == 0 || !strings.Contains(r.stderr, "exists") {
+				t.Errorf("--copy-to over an existing name: %d %s", r.code, r.stderr)
+			}
+			if _, err := os.Lstat("/proc/" + pid + "/root/tmp/h4.hprof"); err == nil {
+				t.Error("--copy-to over an existing name: the JVM dumped the heap anyway")
+			}
+			// JFR.start writes its recording when it stops: nothing to copy now, refused before anything is
+			// made in the JVM's /tmp (it copied gjcmd's own empty file before).
+			if r := gjcmd(t, "--copy-to", dir, pid, "JFR.start", "name=s", "filename=/tmp/s.jfr"); r.code == 0 || !strings.Contains(r.stderr, "only when it stops") {
+				t.Errorf("JFR.start --copy-to: %d %s", r.code, r.stderr)
+			}
+			if _, err := os.Lstat("/proc/" + pid + "/root/tmp/s.jfr"); err == nil {
+				t.Error("JFR.start --copy-to: a file was made for the recording")
+			}
 			// JFR.dump without arguments behaves like jcmd's: dumps every recording and says where
 			// (here into the cwd, which uid 65534 may not write: the JVM says so, exit 0 like jcmd).
 			want2 := execTool(t, jdk.Bin("jcmd"), pid, "JFR.dump")

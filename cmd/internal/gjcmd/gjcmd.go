@@ -311,6 +311,13 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 	if name == "VM.start_java_debugging" {
 		return g.startDebugging(ctx, cl, w, res)
 	}
+	if err := g.checkCopyNames(ctx, cl, name, line); err != nil {
+		res.err = notRun(err, cl, name)
+		if !errors.Is(err, context.Canceled) {
+			res.err = &checkError{err}
+		}
+		return false
+	}
 	// Files the line has the JVM write are made safe first (never a write through another user's link);
 	// a path that cannot be made safe is refused before anything is sent.
 	ws, err := cl.PrepareWrites(ctx, line)
@@ -463,7 +470,33 @@ func (g *gjcmd) checkCopyDest() error {
 		return err
 	}
 	if dst := g.copyTo + g.output; dst != "" {
-		return jcmd.CheckCopyDest(dst, g.overwrite)
+		return jcmd.CheckCopyDest(dst, "", g.overwrite)
+	}
+	return nil
+}
+
+// checkCopyNames refuses, before the line is sent, a copy that cannot be made once the JVM has written
+// its file: JFR.start's recording (written when it stops, by JFR.stop, JFR.dump or its duration), and
+// with --copy-to a file of the name the JVM will write already in the directory (checkCopyDest looked at
+// the directory alone, before the name was known).
+func (g *gjcmd) checkCopyNames(ctx context.Context, cl *jcmd.Client, name, line string) error {
+	if g.copyTo == "" && g.output == "" {
+		return nil
+	}
+	if name == "JFR.start" {
+		return fmt.Errorf("--copy-to and -o copy a file the command wrote; JFR.start writes its recording only when it stops: give --copy-to to the JFR.dump or JFR.stop that writes it")
+	}
+	if g.copyTo == "" {
+		return nil
+	}
+	names, err := cl.WrittenNames(ctx, line)
+	if err != nil {
+		return nil // the preparation says why, or the JVM does
+	}
+	for _, n := range names {
+		if err := jcmd.CheckCopyDest(g.copyTo, n, g.overwrite); err != nil {
+			return err
+		}
 	}
 	return nil
 }
