@@ -409,9 +409,11 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 	return err
 }
 
-// abandoned marks a cancellation that came after the JVM had the whole request: it goes on with it.
+// abandoned marks an error that came after the JVM had the whole request, which it goes on with: a
+// cancellation, or a JVM that stopped answering (frozen, stopped, past the deadline) and will run it
+// once it runs again.
 func abandoned(err error) error {
-	if errors.Is(err, context.Canceled) && !errors.Is(err, ErrAbandoned) {
+	if (errors.Is(err, context.Canceled) || errors.Is(err, ErrNoListener)) && !errors.Is(err, ErrAbandoned) {
 		return fmt.Errorf("%w: %w", ErrAbandoned, err)
 	}
 	return err

@@ -32,8 +32,9 @@ var (
 	ErrBadRequest = errors.New("bad request")
 	// ErrNoReply: the JVM closed the connection without answering (it rejected the request).
 	ErrNoReply = errors.New("JVM closed the connection without a reply")
-	// ErrAbandoned wraps the cancellation of an operation that the JVM had received whole: the JVM
-	// goes on with it (a heap dump is still written), only its reply is not read.
+	// ErrAbandoned wraps the cancellation of an operation that the JVM had received whole, or its
+	// ErrNoListener when the JVM stopped answering (frozen, stopped, past the deadline): the JVM goes
+	// on with it (a heap dump is still written, once it runs again), only its reply is not read.
 	ErrAbandoned = errors.New("the JVM had the whole request and goes on with it")
 	// ErrNotSupported: the platform has no HotSpot attach support in this package.
 	ErrNotSupported = procerr.ErrNotSupported

@@ -246,6 +246,12 @@ func TestExitCodes(t *testing.T) {
 	ok := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
 	frozen := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
 	testutil.Freeze(t, frozen.PID)
+	// Frozen after an attach: the socket takes the request, which the JVM runs once thawed.
+	frozenWarm := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+	if r := gjcmd(t, strconv.Itoa(frozenWarm.PID), "VM.version"); r.code != 0 {
+		t.Fatalf("VM.version: %d %s", r.code, r.stderr)
+	}
+	testutil.Freeze(t, frozenWarm.PID)
 	existing := filepath.Join(t.TempDir(), "existing.hprof")
 	if err := os.WriteFile(existing, []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
@@ -269,6 +275,7 @@ func TestExitCodes(t *testing.T) {
 		{"usage -f", []string{strconv.Itoa(ok.PID), "-f"}, 2, "-f"},
 		{"xrs works", []string{strconv.Itoa(xrs.PID), "VM.version"}, 0, ""},
 		{"frozen", []string{strconv.Itoa(frozen.PID), "VM.version"}, 5, "frozen"},
+		{"frozen with the request", []string{strconv.Itoa(frozenWarm.PID), "VM.version"}, 5, "frozen by its cgroup's freezer (podman or docker pause) and cannot answer; thaw it (podman unpause); it had VM.version, which it runs once it runs again"},
 		// Refused before the JVM dumps its heap, not after (the dump below must not exist).
 		{"-o exists", []string{"-o", existing, strconv.Itoa(ok.PID), "GC.heap_dump", dump}, 1, "not overwriting"},
 		{"protocol 2 before JDK 24", []string{"--protocol", "2", strconv.Itoa(ok.PID), "VM.version"}, 1, "JDK 24"},

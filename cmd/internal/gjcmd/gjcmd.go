@@ -380,24 +380,33 @@ func notRun(err error, cl *jcmd.Client, name string) error {
 }
 
 // interrupted explains a command cut short by SIGINT or SIGTERM: before the JVM had it, nothing was
-// done; after, the JVM goes on with it, and a file it writes will still appear.
+// done; after, the JVM goes on with it, and a file it writes will still appear. The same is said of a
+// command the JVM had when it stopped answering (frozen, stopped, past the deadline).
 func interrupted(err error, cl *jcmd.Client, name string, ws *jcmd.Writes) error {
-	if !errors.Is(err, context.Canceled) {
+	pid := cl.Target().PID
+	canceled := errors.Is(err, context.Canceled)
+	switch {
+	case !errors.Is(err, attach.ErrAbandoned) && canceled:
+		return notRun(err, cl, name)
+	case !errors.Is(err, attach.ErrAbandoned):
 		return err
 	}
-	pid := cl.Target().PID
-	if !errors.Is(err, attach.ErrAbandoned) {
-		return notRun(err, cl, name)
+	file := ""
+	if jvm, host := ws.Paths(); len(jvm) > 0 {
+		file = jvm[0]
+		if host[0] != jvm[0] {
+			file += " (from this host: " + host[0] + ")"
+		}
 	}
-	jvm, host := ws.Paths()
-	if len(jvm) == 0 {
+	switch {
+	case canceled && file == "":
 		return fmt.Errorf("interrupted; %s goes on in JVM %d, its output is lost: %w", name, pid, context.Canceled)
+	case canceled:
+		return fmt.Errorf("interrupted; %s goes on in JVM %d, which will write %s: %w", name, pid, file, context.Canceled)
+	case file == "":
+		return fmt.Errorf("%w; it had %s, which it runs once it runs again (its output is lost)", err, name)
 	}
-	where := jvm[0]
-	if host[0] != jvm[0] {
-		where += " (from this host: " + host[0] + ")"
-	}
-	return fmt.Errorf("interrupted; %s goes on in JVM %d, which will write %s: %w", name, pid, where, context.Canceled)
+	return fmt.Errorf("%w; it had %s, which it runs once it runs again: it will write %s", err, name, file)
 }
 
 // commandSince names the release that added a command that older JDKs lack, so that the answer to
