@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
@@ -365,6 +366,11 @@ func (c *Client) PerfMapData(ctx context.Context) ([]byte, *File, error) {
 	if feature < 22 {
 		if err := foreignMap(t, "Compiler.perfmap"); err != nil {
 			return nil, nil, err
+		}
+		// Before JDK 22 the map the JVM writes is the one perf reads, replaced by an empty file until the
+		// JVM fills it: a JVM that cannot run now (a paused container) would leave it empty.
+		if why := procfs.Default.Held(t.PID); why != "" {
+			return nil, nil, fmt.Errorf("%w: JVM %d is %s; its map /tmp/perf-%d.map was left as it is", attach.ErrNoListener, t.PID, why, t.NSPID)
 		}
 	}
 	path, line := "/tmp/perf-"+strconv.Itoa(t.NSPID)+".map", "Compiler.perfmap"

@@ -323,3 +323,32 @@ func TestJVMExitsMidRun(t *testing.T) {
 		t.Errorf("left behind: %q", left)
 	}
 }
+
+// TestJcmdFrozenKeepsMap: before JDK 22 the map the JVM writes is the one perf reads; a JVM that cannot
+// run (a paused container) must not have it replaced by the empty file made for the JVM to fill (a user
+// trial found perf without any Java names after such a run).
+func TestJcmdFrozenKeepsMap(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+	ctx := context.Background()
+	cleanMaps(t, j.PID)
+	if _, err := perfmap.FromJcmd(ctx, j.PID); err != nil { // attached once: the socket takes requests
+		t.Fatal(err)
+	}
+	path := "/tmp/perf-" + strconv.Itoa(j.NSPID) + ".map"
+	want := []byte("7f0000001000 40 Placed.before\n")
+	if err := os.WriteFile(path, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	thaw := testutil.Freeze(t, j.PID)
+	_, err := perfmap.FromJcmd(ctx, j.PID)
+	got, rerr := os.ReadFile(path)
+	thaw()
+	if err == nil || !strings.Contains(err.Error(), "frozen") {
+		t.Errorf("FromJcmd on a frozen JVM: %v", err)
+	}
+	if rerr != nil || string(got) != string(want) {
+		t.Errorf("the map after FromJcmd on a frozen JVM: %q, %v; want it unchanged", got, rerr)
+	}
+}
