@@ -270,3 +270,47 @@ func TestJavaFlamesArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestJavaFlamesJVMExits: the JVM exits while perf records it (perf record then ends early with status
+// 143): the script still makes the flame graph of what was recorded, the JIT log naming the JVM's
+// frames, instead of stopping with nothing (a user trial's container killed mid-profile).
+func TestJavaFlamesJVMExits(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	testutil.MustHaveTool(t, "perf")
+	bin := buildTools(t)
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Demo", Args: []string{"60"}})
+	t.Cleanup(func() {
+		_ = exec.Command(bin+"/gjmaps", "--clean", "-p", strconv.Itoa(j.PID)).Run()
+	})
+	out := filepath.Join(t.TempDir(), "flames")
+	cmd := exec.Command("./java-flames", "-p", strconv.Itoa(j.PID), "-d", "20", "-F", "199", "--log", "-o", out)
+	cmd.Env = append(os.Environ(), "JVMKIT_BIN="+bin)
+	var stderr testutil.SyncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Stopped once perf records (the script says so before it starts perf).
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(stderr.String(), "recording -p") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // samples to show
+	j.Stop()
+	err := cmd.Wait()
+	t.Logf("java-flames: %v\n%s", err, stderr.String())
+	if err != nil {
+		t.Fatalf("java-flames with a JVM that exited: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "ended early") {
+		t.Errorf("java-flames did not say that perf record ended early")
+	}
+	folded, err := os.ReadFile(filepath.Join(out, "perf.folded"))
+	if err != nil || !strings.Contains(string(folded), "Demo") {
+		t.Errorf("perf.folded without the JVM's Java frames (%v):\n%.1000s", err, folded)
+	}
+	if st, err := os.Stat(filepath.Join(out, "flame.svg")); err != nil || st.Size() == 0 {
+		t.Errorf("flame.svg: %v", err)
+	}
+}
