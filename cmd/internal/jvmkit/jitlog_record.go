@@ -30,7 +30,10 @@ every 200 ms: a killed recorder leaves a readable log that lacks at most the las
 "recording ..." on standard error says when the log names the JVMs' code: start perf record -k mono
 after it. --jitdump DIR also writes DIR/jit-<recorder pid>.dump for perf inject --jit, with the code
 of each load read from the JVM: perf must record this process as well (perf record -p JVM,RECORDER
-or -a).
+or -a). For a JVM in a container, perf report looks for the jitted-*.so files perf inject writes
+inside the JVM's own file system (its mount namespace), where they are not: the Java frames stay
+unnamed there unless the files are copied to the same path under /proc/<pid>/root; jvmkit symbolize
+with the log names them without that.
 
 Needs root (uprobes, and reading the JVMs' memory) and JDKs built with DTrace probes (most are).`,
 		Args: cobra.MinimumNArgs(1),
