@@ -17,8 +17,10 @@
 //
 // # Where perf looks
 //
-// perf opens /tmp/perf-<pid>.map with the pid it recorded, in its own mount namespace. A JVM in a container
-// writes its map (Compiler.perfmap) under its namespace pid into its own /tmp. Place writes both: the
+// perf (6.1 here) opens the map of a process in another mount namespace inside it, under the process's
+// namespace pid (/tmp/perf-<nspid>.map in the container: where the JVM's own Compiler.perfmap writes it), and
+// falls back to /tmp/perf-<pid>.map in its own namespace under the pid it recorded (as a user trial's strace
+// showed: setns, then the container's file). Place writes both: the
 // target's /tmp/perf-<nspid>.map, reached with openat2 RESOLVE_IN_ROOT under /proc/<pid>/root so that a
 // symbolic link inside the container cannot redirect the write to the host, and the host's
 // /tmp/perf-<hostpid>.map.
