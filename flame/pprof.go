@@ -3,6 +3,7 @@ package flame
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/google/pprof/profile"
 )
@@ -13,6 +14,11 @@ import (
 type PprofOptions struct {
 	SampleType string
 	Unit       string
+	// CPUPeriod, for a profile of counts of cpu-clock samples taken every CPUPeriod of CPU time, adds
+	// the sample type cpu/nanoseconds (count x period), made the default, with the period, and Start and
+	// End (when set) as the profile's time and duration: pprof then shows time.
+	CPUPeriod  time.Duration
+	Start, End time.Time
 }
 
 // Pprof converts f to a pprof profile: one Function and one Location per distinct frame name, each
@@ -56,6 +62,20 @@ func Pprof(f *Folded, opts PprofOptions) (*profile.Profile, error) {
 			sample.Location = append(sample.Location, loc)
 		}
 		p.Sample = append(p.Sample, sample)
+	}
+	if period := opts.CPUPeriod.Nanoseconds(); period > 0 {
+		cpu := &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
+		p.SampleType = append(p.SampleType, cpu)
+		for _, s := range p.Sample {
+			s.Value = append(s.Value, s.Value[0]*period)
+		}
+		p.DefaultSampleType, p.PeriodType, p.Period = "cpu", cpu, period
+		if !opts.Start.IsZero() {
+			p.TimeNanos = opts.Start.UnixNano()
+			if opts.End.After(opts.Start) {
+				p.DurationNanos = opts.End.Sub(opts.Start).Nanoseconds()
+			}
+		}
 	}
 	if err := p.CheckValid(); err != nil {
 		return nil, fmt.Errorf("pprof: %w", err)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -153,5 +154,27 @@ func TestPprofTool(t *testing.T) {
 	}
 	if !strings.Contains(string(top), "Type: cpu") {
 		t.Errorf("no cpu type:\n%s", top)
+	}
+}
+
+// TestPprofCPUPeriod: counts of cpu-clock samples get a cpu/nanoseconds sample type (count x period,
+// the default), the period and the window, so that pprof shows time (a user trial found Period: 0).
+func TestPprofCPUPeriod(t *testing.T) {
+	f := &flame.Folded{Stacks: []flame.Stack{{Frames: []string{"main", "a"}, Count: 3}, {Frames: []string{"main", "b"}, Count: 1}}}
+	start := time.Unix(1700000000, 0)
+	p, err := flame.Pprof(f, flame.PprofOptions{SampleType: "samples", Unit: "count", CPUPeriod: 10 * time.Millisecond,
+		Start: start, End: start.Add(20 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.SampleType) != 2 || p.SampleType[1].Type != "cpu" || p.DefaultSampleType != "cpu" || p.Period != 1e7 ||
+		p.PeriodType == nil || p.PeriodType.Unit != "nanoseconds" || p.DurationNanos != 20e9 || p.TimeNanos != start.UnixNano() {
+		t.Fatalf("profile: types %v default %q period %d %v duration %d time %d", p.SampleType, p.DefaultSampleType, p.Period,
+			p.PeriodType, p.DurationNanos, p.TimeNanos)
+	}
+	for _, s := range p.Sample {
+		if s.Value[1] != s.Value[0]*1e7 {
+			t.Errorf("sample %v: cpu value is not count x period", s.Value)
+		}
 	}
 }

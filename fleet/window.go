@@ -126,20 +126,11 @@ func (s *stacks) folded() *flame.Folded {
 // Location per frame label, as `jvmkit profile --format pprof` writes) with a second sample type,
 // cpu/nanoseconds (each sample one period of cpu-clock), the period, the time and the labels.
 func buildPprof(t Target, f *flame.Folded, start, end time.Time, freq int) ([]byte, error) {
-	p, err := flame.Pprof(f, flame.PprofOptions{SampleType: "samples", Unit: "count"})
+	p, err := flame.Pprof(f, flame.PprofOptions{SampleType: "samples", Unit: "count",
+		CPUPeriod: time.Second / time.Duration(freq), Start: start, End: end})
 	if err != nil {
 		return nil, err
 	}
-	period := int64(time.Second) / int64(freq)
-	p.SampleType = append(p.SampleType, &profile.ValueType{Type: "cpu", Unit: "nanoseconds"})
-	for _, s := range p.Sample {
-		s.Value = append(s.Value, s.Value[0]*period)
-	}
-	p.DefaultSampleType = "cpu"
-	p.PeriodType = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
-	p.Period = period
-	p.TimeNanos = start.UnixNano()
-	p.DurationNanos = end.Sub(start).Nanoseconds()
 	for _, l := range t.Labels() {
 		p.Comments = append(p.Comments, l[0]+"="+l[1])
 	}

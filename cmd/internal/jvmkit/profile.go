@@ -130,6 +130,9 @@ type profileAgg struct {
 	reasons map[string]int
 	samples int
 	broken  int
+	// freq, start and end describe a live profile's sampling (none for a core file's stacks).
+	freq       int
+	start, end time.Time
 }
 
 func newProfileAgg() *profileAgg {
@@ -184,7 +187,11 @@ func (a *jvmkit) writeProfile(p *profileAgg, pf *profileFlags, title string) err
 		case "folded":
 			return flame.WriteFolded(w, folded)
 		case "pprof":
-			return flame.WritePprof(w, folded, flame.PprofOptions{SampleType: "samples", Unit: "count"})
+			opts := flame.PprofOptions{SampleType: "samples", Unit: "count"}
+			if p.freq > 0 {
+				opts.CPUPeriod, opts.Start, opts.End = time.Second/time.Duration(p.freq), p.start, p.end
+			}
+			return flame.WritePprof(w, folded, opts)
 		case "svg":
 			return flame.WriteSVG(w, folded, flame.SVGOptions{Title: title})
 		case "json":
@@ -245,6 +252,7 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 	p := newProfileAgg()
 	tty := isTerminal(a.stderr)
 	start := time.Now()
+	p.freq, p.start = pf.freq, start
 	lastProgress := start
 	sctx, cancel := ctx, context.CancelFunc(func() {}) // -d 0: until ctx ends (Ctrl-C, SIGTERM)
 	if pf.dur > 0 {
@@ -274,6 +282,7 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 			fmt.Fprintf(a.stderr, "\rjvmkit: sampling %d: %.1fs %s, %d samples ", pid, time.Since(start).Seconds(), of, p.samples)
 		}
 	})
+	p.end = time.Now()
 	if tty {
 		fmt.Fprint(a.stderr, "\r\033[K")
 	}
@@ -287,14 +296,16 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 	if exited {
 		fmt.Fprintf(a.stderr, "jvmkit: the JVM (pid %d) exited after %.1fs; writing the profile of what was sampled\n", pid, time.Since(start).Seconds())
 	}
+	// The profile first: a reader of standard error that went away (| head) must not cost it.
+	v, _ := j.Version()
+	werr := a.writeProfile(p, pf, fmt.Sprintf("jvmkit profile of %d (%s)", pid, v))
 	a.summary(p)
 	if exact, known := j.InliningAtEveryPC(); known && !exact {
 		fmt.Fprintln(a.stderr, "jvmkit: the JVM runs without -XX:+DebugNonSafepoints: a compiled frame's inlined methods are "+
 			"those of its next call or safepoint (as AsyncGetCallTrace names them), so a sample in a small inlined method "+
 			"may show its caller as the leaf; -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints makes them exact")
 	}
-	v, _ := j.Version()
-	if werr := a.writeProfile(p, pf, fmt.Sprintf("jvmkit profile of %d (%s)", pid, v)); werr != nil {
+	if werr != nil {
 		return werr
 	}
 	if pf.dur == 0 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/pprof/profile"
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/cmd/internal/cliutil"
@@ -352,4 +353,36 @@ func TestProfileThreadChurn(t *testing.T) {
 		t.Error("the JVM died")
 	}
 	t.Logf("%d samples, %d of short-lived threads (%d ended early); %s", total, churn, broken, strings.TrimSpace(stderr))
+}
+
+// TestProfilePprof: the pprof profile of a live JVM carries the sampling period and window, and a
+// cpu/nanoseconds sample type beside the counts, so that pprof shows time (a user trial found Period 0).
+func TestProfilePprof(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	jdk := testutil.JDK17(t)
+	jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Busy", JVMArgs: []string{"-Xmx32m"}})
+	out := filepath.Join(t.TempDir(), "profile.pb.gz")
+	code, _, stderr := jvmkit("profile", "-F", "199", "-d", "2s", "--format", "pprof", "-o", out, strconv.Itoa(jvm.PID))
+	if code != 0 {
+		t.Fatalf("jvmkit profile: exit %d\n%s", code, stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	period := int64(time.Second) / 199
+	if len(p.SampleType) != 2 || p.SampleType[0].Type != "samples" || p.SampleType[1].Type != "cpu" || p.Period != period ||
+		p.DurationNanos < int64(time.Second) || p.DurationNanos > int64(10*time.Second) || len(p.Sample) == 0 {
+		t.Fatalf("pprof: types %v period %d duration %d, %d samples", p.SampleType, p.Period, p.DurationNanos, len(p.Sample))
+	}
+	for _, s := range p.Sample {
+		if s.Value[1] != s.Value[0]*period {
+			t.Fatalf("sample %v: cpu is not count x period", s.Value)
+		}
+	}
 }
