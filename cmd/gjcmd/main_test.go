@@ -555,8 +555,13 @@ func TestFilesFromContainers(t *testing.T) {
 		for _, uid := range []int{0, 65534} {
 			j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Namespace: true, UID: uid, GID: uid})
 			pid := strconv.Itoa(j.PID)
-			if r := gjcmd(t, pid, "JFR.start", "name=c"); r.code != 0 {
+			r := gjcmd(t, pid, "JFR.start", "name=c")
+			if r.code != 0 {
 				t.Fatalf("JFR.start: %d %s", r.code, r.stderr)
+			}
+			// JFR's hint names the JVM by its pid in its namespace: gjcmd says which pid that is here.
+			if !strings.Contains(r.stdout, "jcmd 1 JFR.dump") || !strings.Contains(r.stderr, "calls itself 1, its pid in its container; from this host it is "+pid) {
+				t.Errorf("JFR.start's hint with the namespace pid, without a note: %s %s", r.stdout, r.stderr)
 			}
 			dir := t.TempDir()
 			// uid 65534 cannot write its cwd, only its private /tmp. %p is the JVM's own pid (1 in its
@@ -568,7 +573,7 @@ func TestFilesFromContainers(t *testing.T) {
 			if jdk.Feature >= 18 {
 				name, want = strings.Replace(name, "rec", "rec_%p", 1), "rec_1.jfr"
 			}
-			r := gjcmd(t, "--copy-to", dir, pid, "JFR.dump", "name=c", "filename="+name)
+			r = gjcmd(t, "--copy-to", dir, pid, "JFR.dump", "name=c", "filename="+name)
 			if r.code != 0 || !strings.Contains(r.stderr, "from this host: /proc/"+pid+"/root/") || !strings.Contains(r.stderr, "copied") {
 				t.Fatalf("uid %d: JFR.dump --copy-to: exit %d\n%s\n%s", uid, r.code, r.stdout, r.stderr)
 			}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -331,7 +332,8 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 			res.notef("%s", n)
 		}
 	}
-	cw := &countWriter{w: w, keep: writesFile(name) || ws != nil}
+	nsHint := strings.HasPrefix(name, "JFR.") && cl.Target().NSPID != cl.Target().PID
+	cw := &countWriter{w: w, keep: writesFile(name) || ws != nil || nsHint}
 	err = cl.VM.ExecuteTo(ctx, cw, "jcmd", line)
 	res.setStatus(err)
 	var je *attach.JVMError
@@ -361,7 +363,11 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 	if cw.n == 0 {
 		fmt.Fprintln(w, "Command executed successfully")
 	}
-	if cw.keep {
+	if t := cl.Target(); nsHint && strings.Contains(cw.kept.String(), "jcmd "+strconv.Itoa(t.NSPID)+" ") {
+		// JFR's hints ("Use jcmd 1 JFR.dump name=...") name the JVM by its pid in its container.
+		res.notef("the JVM calls itself %d, its pid in its container; from this host it is %d", t.NSPID, t.PID)
+	}
+	if cw.keep && (writesFile(name) || ws != nil) {
 		if err := g.collectFile(ctx, cl, line, cw.kept.String(), res); err != nil {
 			res.err = err
 			return false
