@@ -113,6 +113,7 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	fmt.Fprintf(a.stderr, "jvmkit: alloc: recording allocation stacks in process %d (%d object__alloc sites, one firing in %d)\n", pid, len(tr.Sites()), sample)
 	start := time.Now()
 	gone := waitAlloc(ctx, duration, t.exit.Exited())
+	elapsed := time.Since(start) // the window: detaching and reading the stacks come after it
 	if err := tr.Freeze(monotonicNow()); err != nil {
 		fmt.Fprintf(a.stderr, "jvmkit: alloc: %v: the stacks include what fired while the flag was switched off\n", err)
 	}
@@ -123,7 +124,7 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	}
 	defer func() {
 		if gone {
-			err = errors.Join(err, t.exitedError(time.Since(start)))
+			err = errors.Join(err, t.exitedError(elapsed))
 		}
 	}()
 	if err := tr.Stop(); err != nil {
@@ -133,7 +134,6 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	if err != nil {
 		return err
 	}
-	elapsed := time.Since(start)
 	a.allocStackSummary(prof, elapsed)
 	if !on {
 		a.noteUnweighed(tr, prof)
