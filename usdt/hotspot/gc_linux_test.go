@@ -3,6 +3,7 @@ package hotspot_test
 import (
 	"encoding/json"
 	"math"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -340,7 +341,27 @@ func TestHeldJVM(t *testing.T) {
 			t.Errorf("jvmkit gc of a %s JVM: exit status %d, want 0 and %q\n%s", c.how, code, c.want, errOut)
 		}
 	}
-	if _, errOut, code := jvmkit(t, "gc", pid, "--duration", "200ms"); code != 0 || strings.Contains(errOut, "runs nothing") {
+	if _, errOut, code := jvmkit(t, "gc", pid, "--duration", "200ms"); code != 0 || strings.Contains(errOut, "runs nothing") || strings.Contains(errOut, "could not run") {
 		t.Errorf("jvmkit gc of the JVM running again: exit status %d\n%s", code, errOut)
+	}
+	// Held in the middle of the trace (a user trial paused a container for 6 s of 8): said at the end.
+	cmd := exec.Command(testutil.BuildTool(t, "cmd/jvmkit"), "gc", pid, "--duration", "4s")
+	var errBuf testutil.SyncBuffer
+	cmd.Stderr = &errBuf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(errBuf.String(), "tracing collections"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("jvmkit gc did not start tracing in a minute:\n%s", errBuf.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	thaw := testutil.Freeze(t, j.PID)
+	time.Sleep(2 * time.Second) // held for half of the trace
+	thaw()
+	err := cmd.Wait()
+	if errOut := errBuf.String(); err != nil || !strings.Contains(errOut, "could not run for about") || !strings.Contains(errOut, "frozen") {
+		t.Errorf("jvmkit gc of a JVM frozen mid-trace: %v, want status 0 and a note\n%s", err, errOut)
 	}
 }

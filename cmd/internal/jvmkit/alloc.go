@@ -428,8 +428,10 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	startMono := monotonicNow()
 	fmt.Fprintf(a.stderr, "jvmkit: alloc: counting allocations in process %d (%d object__alloc sites)\n", pid, len(tr.Sites()))
 	start := time.Now()
+	held := watchHeld(pid)
 	gone := waitAlloc(ctx, duration, t.exit.Exited())
 	elapsed := time.Since(start)
+	a.endHeld(held, "alloc", elapsed)
 	endMono := monotonicNow()
 	if err := tr.Freeze(endMono); err != nil {
 		// The count then goes on until the uprobes are detached: say so, and go on to restore the flag.

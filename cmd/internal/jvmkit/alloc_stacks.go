@@ -112,8 +112,10 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 
 	fmt.Fprintf(a.stderr, "jvmkit: alloc: recording allocation stacks in process %d (%d object__alloc sites, one firing in %d)\n", pid, len(tr.Sites()), sample)
 	start := time.Now()
+	held := watchHeld(pid)
 	gone := waitAlloc(ctx, duration, t.exit.Exited())
 	elapsed := time.Since(start) // the window: detaching and reading the stacks come after it
+	a.endHeld(held, "alloc", elapsed)
 	if err := tr.Freeze(monotonicNow()); err != nil {
 		fmt.Fprintf(a.stderr, "jvmkit: alloc: %v: the stacks include what fired while the flag was switched off\n", err)
 	}

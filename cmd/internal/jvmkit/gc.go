@@ -119,6 +119,7 @@ func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) (er
 	// The window ends when the trace is told to stop, not when detaching the uprobes (which can take a
 	// second on a busy machine) and reading what is left are done.
 	start, startMono := time.Now(), monotonicNow()
+	held := watchHeld(pid)
 	var once sync.Once
 	var end time.Time
 	var endMono atomic.Uint64
@@ -207,6 +208,7 @@ func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) (er
 	default:
 	}
 	elapsed := end.Sub(start)
+	a.endHeld(held, "gc", elapsed)
 	if gone.Load() {
 		defer func() { err = errors.Join(err, targetExited("gc", pid, exit, elapsed)) }()
 	}

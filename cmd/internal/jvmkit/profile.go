@@ -253,6 +253,7 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 	tty := isTerminal(a.stderr)
 	start := time.Now()
 	p.freq, p.start = pf.freq, start
+	held := watchHeld(pid)
 	lastProgress := start
 	sctx, cancel := ctx, context.CancelFunc(func() {}) // -d 0: until ctx ends (Ctrl-C, SIGTERM)
 	if pf.dur > 0 {
@@ -283,6 +284,7 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 		}
 	})
 	p.end = time.Now()
+	a.endHeld(held, "profile", p.end.Sub(start))
 	if tty {
 		fmt.Fprint(a.stderr, "\r\033[K")
 	}
