@@ -372,6 +372,11 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 		_ = c.CloseWrite()
 		status, rest, err = vm.readStatus(ctx, c)
 		err = abandoned(err)
+		if !probe && errors.Is(err, ErrNoListener) && !errors.Is(err, ErrAbandoned) {
+			// The JVM stopped answering (frozen, stopped, past the deadline) with the whole request in
+			// hand: it runs it once it runs again. Not a protocol probe, which a JDK before 24 refuses.
+			err = fmt.Errorf("%w: %w", ErrAbandoned, err)
+		}
 	}
 	if err != nil {
 		// A JVM killed with the connection open closes it a moment before its pidfd tells that it
@@ -400,6 +405,11 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 		return &JVMError{Code: status, Message: lb.String()}
 	}
 	err = abandoned(vm.drain(ctx, c, rest, w))
+	if errors.Is(err, ErrNoListener) && !errors.Is(err, ErrAbandoned) {
+		// The JVM stopped answering in the middle of its reply, which it began once the command had run
+		// (or, streaming, while it runs).
+		err = fmt.Errorf("%w; its reply was cut short: the output may be incomplete", err)
+	}
 	if ctx.Err() == nil {
 		// A JVM that dies while it replies closes the connection as if it had finished.
 		if gerr := vm.goneErr("while it replied; its output may be incomplete"); gerr != nil {
@@ -409,11 +419,9 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 	return err
 }
 
-// abandoned marks an error that came after the JVM had the whole request, which it goes on with: a
-// cancellation, or a JVM that stopped answering (frozen, stopped, past the deadline) and will run it
-// once it runs again.
+// abandoned marks a cancellation that came after the JVM had the whole request: it goes on with it.
 func abandoned(err error) error {
-	if (errors.Is(err, context.Canceled) || errors.Is(err, ErrNoListener)) && !errors.Is(err, ErrAbandoned) {
+	if errors.Is(err, context.Canceled) && !errors.Is(err, ErrAbandoned) {
 		return fmt.Errorf("%w: %w", ErrAbandoned, err)
 	}
 	return err

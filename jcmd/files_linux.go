@@ -216,8 +216,8 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 // CheckCopyDest checks, before a command has the JVM write a file, what CopyOut will check of dst, so
 // that a copy that cannot be made is refused before the JVM does the work: a link or something other
 // than a regular file at dst, a directory that is not the caller's to copy into, an existing file when
-// overwrite is false. In a directory dst the copy's name is the written file's: written names it (see
-// Client.WrittenNames), or, empty, the directory alone is checked.
+// overwrite is false. In a directory dst the copy's name is the written file's: written names it (a path
+// whose base name it is; see Client.CheckCopyNames), or, empty, the directory alone is checked.
 func CheckCopyDest(dst, written string, overwrite bool) error {
 	path := written
 	if path == "" {

@@ -433,11 +433,11 @@ func oddQuote(w string) bool {
 	return strings.ContainsAny(w[pos:], "\"'")
 }
 
-// WrittenNames returns the base names of the files line will have the JVM write now, as far as the line
-// and the JVM's defaults name them: not a name the JVM makes up itself (a JFR recording in a directory,
-// a name with the JVM's clock in it, JFR.dump's default, a JFR path not ending in .jfr), nor a recording
-// JFR.start writes only when it stops. gjcmd checks a copy's destination by them before the JVM does the work.
-func (c *Client) WrittenNames(ctx context.Context, line string) ([]string, error) {
+// writtenNow returns the paths (as the JVM opens them) of the files line will have the JVM write now, as
+// far as the line and the JVM's defaults name them: not a name the JVM makes up itself (a JFR recording
+// in a directory, a name with the JVM's clock in it, JFR.dump's default, a JFR path not ending in .jfr),
+// nor a recording JFR.start writes only when it stops.
+func (c *Client) writtenNow(ctx context.Context, line string) ([]string, error) {
 	words, err := SplitLine(line)
 	if err != nil || len(words) == 0 || !mayWrite(words[0], words[1:]) {
 		return nil, err
@@ -452,7 +452,7 @@ func (c *Client) WrittenNames(ctx context.Context, line string) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	var paths []string
 	for _, w := range planned {
 		base := path.Base(w.path)
 		// A JFR path may be a directory, where the JVM names the recording: one ending in .jfr is taken
@@ -461,7 +461,7 @@ func (c *Client) WrittenNames(ctx context.Context, line string) ([]string, error
 			base == "/" || hasTimeSequence(name, w.path, feature) {
 			continue
 		}
-		names = append(names, base)
+		paths = append(paths, w.path)
 	}
-	return names, nil
+	return paths, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -520,4 +521,39 @@ func jfrRepositoryPath(out string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// CheckCopyNames checks, before line is sent, that the files it will have the JVM write (see writtenNow)
+// can be copied to dst with CopyOut: in a directory dst, that no file of the same name is in the way
+// unless overwrite is set, or the file there is the very one the JVM writes (a copy into the JVM's own
+// directory). CheckCopyDest checks dst itself.
+func (c *Client) CheckCopyNames(ctx context.Context, line, dst string, overwrite bool) error {
+	paths, err := c.writtenNow(ctx, line)
+	if err != nil {
+		return nil // the preparation of the writes says why, or the JVM does
+	}
+	t := c.Target()
+	for _, p := range paths {
+		err := CheckCopyDest(dst, p, overwrite)
+		if err == nil || !errors.Is(err, fs.ErrExist) {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		// In the way, unless it is the JVM's file itself.
+		if !path.IsAbs(p) {
+			cwd, cerr := JVMCwd(ctx, t)
+			if cerr != nil {
+				return err
+			}
+			p = path.Join(cwd, p)
+		}
+		var there unix.Stat_t
+		jvm, serr := statInRoot(t, p, 0)
+		if serr != nil || unix.Stat(filepath.Join(dst, path.Base(p)), &there) != nil || jvm.Dev != there.Dev || jvm.Ino != there.Ino {
+			return err
+		}
+	}
+	return nil
 }

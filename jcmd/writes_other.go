@@ -29,3 +29,8 @@ func LockMap(_ context.Context, t *attach.Target) (*os.File, error) {
 func (c *Client) PerfMapData(context.Context) ([]byte, *File, error) {
 	return nil, nil, fmt.Errorf("jcmd: Compiler.perfmap: %w", attach.ErrNotSupported)
 }
+
+// CheckCopyNames checks where a command's files would be copied. Only Linux is supported.
+func (c *Client) CheckCopyNames(_ context.Context, _, dst string, _ bool) error {
+	return fmt.Errorf("jcmd: copy to %s: %w", dst, attach.ErrNotSupported)
+}

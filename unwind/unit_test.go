@@ -1,6 +1,10 @@
 package unwind
 
-import "testing"
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+)
 
 func TestPatterns(t *testing.T) {
 	for _, c := range []struct {
@@ -175,4 +179,56 @@ func FuzzPatterns(f *testing.F) {
 			directCallTarget(code[:5], 0x1000)
 		}
 	})
+}
+
+// fakeStack is a thread's live stack for stackMem: bytes at lo.
+type fakeStack struct {
+	lo   uint64
+	data []byte
+}
+
+func (f *fakeStack) ReadAt(p []byte, addr uint64) (int, error) {
+	if addr < f.lo || addr-f.lo+uint64(len(p)) > uint64(len(f.data)) {
+		return 0, errors.New("fault")
+	}
+	return copy(p, f.data[addr-f.lo:]), nil
+}
+
+// TestStackMemBeyondCopy: words beyond the sample's copy are read from the live stack only while the
+// copy's end and the bottom of the frame that reaches beyond it are unchanged. A large buffer nobody
+// writes (JDK 11's socket natives keep 64 KiB on the stack) leaves the end as it was while the thread
+// is in another call: the frame's bottom tells.
+func TestStackMemBeyondCopy(t *testing.T) {
+	const lo, copied, live = 0x7f0000000000, 4096, 8192
+	sample := make([]byte, live)
+	for i := range sample {
+		sample[i] = byte(i * 7)
+	}
+	frame := uint64(lo + 1024) // the sp of the frame whose return address is beyond the copy
+	for _, c := range []struct {
+		name    string
+		change  func(b []byte)
+		at      uint64
+		want    bool // the word beyond the copy is served
+		changed bool
+	}{
+		{"unchanged", func([]byte) {}, frame, true, false},
+		{"end changed", func(b []byte) { b[copied-1]++ }, frame, false, true},
+		{"frame bottom changed (another call, same buffer)", func(b []byte) { b[1024+8]++ }, frame, false, true},
+		{"frame bottom changed, frame in the last 64 bytes", func(b []byte) { b[1024+8]++ }, lo + copied - 32, true, false},
+		{"leaf changed below the frame", func(b []byte) { b[16]++ }, frame, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			now := append([]byte(nil), sample...)
+			c.change(now)
+			m := stackMem{base: &fakeStack{lo: lo, data: now}, lo: lo, data: sample[:copied], at: c.at}
+			_, err := m.u64(lo + copied + 64)
+			if got := err == nil; got != c.want || m.changed != c.changed || m.beyond != c.want {
+				t.Errorf("served %v (%v), changed %v, beyond %v; want served %v, changed %v", got, err, m.changed, m.beyond, c.want, c.changed)
+			}
+			if v, err := m.u64(lo + 8); err != nil || v != binary.LittleEndian.Uint64(sample[8:]) {
+				t.Errorf("a word of the copy: %#x, %v", v, err)
+			}
+		})
+	}
 }

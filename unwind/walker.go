@@ -288,7 +288,7 @@ func (st *walkState) fail(r Reason, pc, sp uint64, detail string) Reason {
 	case st.mem.changed:
 		// Whatever went wrong, it went wrong on memory that is not the sample's any more.
 		r, detail = ReasonTruncated, "stack changed beyond the copy"
-	case st.mem.beyond && r != ReasonTruncated && r != ReasonDepth:
+	case st.mem.beyond && r != ReasonTruncated && r != ReasonDepth && r != ReasonNoJavaFrames:
 		// It went wrong on words read beyond the copy, from the live stack: they passed the checks of
 		// stackMem.stillThere but cannot be proven the sample's.
 		if detail != "" {

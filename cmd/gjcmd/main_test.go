@@ -699,3 +699,26 @@ func TestDebuggingCLI(t *testing.T) {
 		}
 	})
 }
+
+// TestCopyToTheJVMsFile: --copy-to a directory where the JVM itself writes the file: the copy is the
+// file, and running the command again is no "file exists" refusal (the check before sending knows the
+// file in the way is the JVM's own).
+func TestCopyToTheJVMsFile(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+	pid := strconv.Itoa(j.PID)
+	if r := gjcmd(t, pid, "JFR.start", "name=c"); r.code != 0 {
+		t.Fatalf("JFR.start: %d %s", r.code, r.stderr)
+	}
+	dir := t.TempDir()
+	for i := range 2 {
+		r := gjcmd(t, "--copy-to", dir, pid, "JFR.dump", "name=c", "filename="+filepath.Join(dir, "rec.jfr"))
+		if r.code != 0 {
+			t.Fatalf("JFR.dump --copy-to the JVM's own directory, run %d: %d\n%s", i+1, r.code, r.stderr)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, "rec.jfr")); err != nil || st.Size() == 0 {
+		t.Errorf("rec.jfr: %v", err)
+	}
+}

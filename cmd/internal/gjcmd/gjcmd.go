@@ -504,16 +504,7 @@ func (g *gjcmd) checkCopyNames(ctx context.Context, cl *jcmd.Client, name, line 
 	if g.copyTo == "" {
 		return nil
 	}
-	names, err := cl.WrittenNames(ctx, line)
-	if err != nil {
-		return nil // the preparation says why, or the JVM does
-	}
-	for _, n := range names {
-		if err := jcmd.CheckCopyDest(g.copyTo, n, g.overwrite); err != nil {
-			return err
-		}
-	}
-	return nil
+	return cl.CheckCopyNames(ctx, line, g.copyTo, g.overwrite)
 }
 
 // outputNotDir refuses an -o that names a directory: -o is the copy's file name.

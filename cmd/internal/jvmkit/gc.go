@@ -161,7 +161,7 @@ func (a *jvmkit) runGC(ctx context.Context, pid int, duration time.Duration) (er
 		}
 		// The window holds the pauses that began in it: not one caught while the probes were being
 		// attached (some of its pools' probes may not have been yet), nor one while they are detached.
-		if p.Start < startMono || p.Start > endMono.Load() && endMono.Load() != 0 {
+		if e := endMono.Load(); p.Start < startMono || e != 0 && p.Start > e {
 			continue
 		}
 		pauses = append(pauses, p)

@@ -2,6 +2,7 @@ package jvmkit
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jvmkit/jvmkit/internal/procfs"
@@ -41,13 +42,20 @@ func watchHeld(pid int) *heldWatch {
 	return h
 }
 
-// end stops the watch and says, for command cmd, how long of window the JVM was held, if it was.
-func (a *jvmkit) endHeld(h *heldWatch, cmd string, window time.Duration) {
+// end stops the watch and returns, for command cmd, a line that says how long of window the JVM was
+// held, or "" when it was not.
+func (h *heldWatch) end(cmd string, window time.Duration) string {
 	close(h.stop)
 	<-h.done
 	if h.held == 0 {
-		return
+		return ""
 	}
-	fmt.Fprintf(a.stderr, "jvmkit: %s: process %d could not run for about %.1fs of the %.1fs traced (%s): it ran nothing then\n",
-		cmd, h.pid, h.held.Seconds(), window.Seconds(), h.why)
+	state, _, _ := strings.Cut(h.why, ": ") // the state, without the remedy: it may run again by now
+	return fmt.Sprintf("jvmkit: %s: process %d could not run for about %.1fs of the %.1fs traced (%s): it ran nothing then\n",
+		cmd, h.pid, h.held.Seconds(), window.Seconds(), state)
+}
+
+// endHeld ends the watch and prints its line.
+func (a *jvmkit) endHeld(h *heldWatch, cmd string, window time.Duration) {
+	fmt.Fprint(a.stderr, h.end(cmd, window))
 }

@@ -284,7 +284,7 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 		}
 	})
 	p.end = time.Now()
-	a.endHeld(held, "profile", p.end.Sub(start))
+	heldNote := held.end("profile", p.end.Sub(start))
 	if tty {
 		fmt.Fprint(a.stderr, "\r\033[K")
 	}
@@ -295,12 +295,13 @@ func (a *jvmkit) profileLive(ctx context.Context, pid int, pf *profileFlags) err
 		}
 		// Interrupted: write what was sampled, then report the interruption.
 	}
-	if exited {
-		fmt.Fprintf(a.stderr, "jvmkit: the JVM (pid %d) exited after %.1fs; writing the profile of what was sampled\n", pid, time.Since(start).Seconds())
-	}
 	// The profile first: a reader of standard error that went away (| head) must not cost it.
 	v, _ := j.Version()
 	werr := a.writeProfile(p, pf, fmt.Sprintf("jvmkit profile of %d (%s)", pid, v))
+	if exited {
+		fmt.Fprintf(a.stderr, "jvmkit: the JVM (pid %d) exited after %.1fs; the profile is of what was sampled\n", pid, p.end.Sub(start).Seconds())
+	}
+	fmt.Fprint(a.stderr, heldNote)
 	a.summary(p)
 	if exact, known := j.InliningAtEveryPC(); known && !exact {
 		fmt.Fprintln(a.stderr, "jvmkit: the JVM runs without -XX:+DebugNonSafepoints: a compiled frame's inlined methods are "+
