@@ -109,11 +109,16 @@ func TestAllocAll(t *testing.T) {
 		if r := nA / nB; r < 7.6 || r > 8.4 {
 			t.Errorf("%s/%s = %.2f, want 8", classA, classB, r)
 		}
-		// The workload's main thread prints a line a second: a few byte[]s of other sizes among the
-		// workload's hundreds of thousands, hence the 0.1%.
+		// The instance classes are the workload's alone (0.1%). byte[]s of other sizes come from the
+		// workload's line a second and the JDK itself (lambda classes spun up by ASM, a few KB each):
+		// 0.11% over 56 bytes once (JDK 17 and 21, a fresh-clone run), hence 1% for arrays.
 		for _, c := range p.Classes {
 			want, ok := map[string]float64{classA: 32, "byte[]": 56, classB: 16}[c.Class]
-			if ok && (c.Count == 0 || math.Abs(float64(c.Bytes)/float64(c.Count)-want) > want/1000) {
+			tolerance := want / 1000
+			if c.Class == "byte[]" {
+				tolerance = want / 100
+			}
+			if ok && (c.Count == 0 || math.Abs(float64(c.Bytes)/float64(c.Count)-want) > tolerance) {
 				t.Errorf("%s: %d bytes in %d allocations, want %.0f each", c.Class, c.Bytes, c.Count, want)
 			}
 		}
