@@ -371,12 +371,9 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 	} else {
 		_ = c.CloseWrite()
 		status, rest, err = vm.readStatus(ctx, c)
-		err = abandoned(err)
-		if !probe && errors.Is(err, ErrNoListener) && !errors.Is(err, ErrAbandoned) {
-			// The JVM stopped answering (frozen, stopped, past the deadline) with the whole request in
-			// hand: it runs it once it runs again. Not a protocol probe, which a JDK before 24 refuses.
-			err = fmt.Errorf("%w: %w", ErrAbandoned, err)
-		}
+		// A JVM that stopped answering (frozen, stopped, past the deadline) with the whole request in hand
+		// runs it once it runs again; not a protocol probe, which a JDK before 24 refuses.
+		err = abandoned(err, !probe)
 	}
 	if err != nil {
 		// A JVM killed with the connection open closes it a moment before its pidfd tells that it
@@ -404,7 +401,7 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 		}
 		return &JVMError{Code: status, Message: lb.String()}
 	}
-	err = abandoned(vm.drain(ctx, c, rest, w))
+	err = abandoned(vm.drain(ctx, c, rest, w), false)
 	if errors.Is(err, ErrNoListener) && !errors.Is(err, ErrAbandoned) {
 		// The JVM stopped answering in the middle of its reply, which it began once the command had run
 		// (or, streaming, while it runs).
@@ -419,9 +416,10 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 	return err
 }
 
-// abandoned marks a cancellation that came after the JVM had the whole request: it goes on with it.
-func abandoned(err error) error {
-	if errors.Is(err, context.Canceled) && !errors.Is(err, ErrAbandoned) {
+// abandoned marks an error that came after the JVM had the whole request, which it goes on with: a
+// cancellation, and with held an ErrNoListener (a JVM that stopped answering before its reply began).
+func abandoned(err error, held bool) error {
+	if (errors.Is(err, context.Canceled) || held && errors.Is(err, ErrNoListener)) && !errors.Is(err, ErrAbandoned) {
 		return fmt.Errorf("%w: %w", ErrAbandoned, err)
 	}
 	return err

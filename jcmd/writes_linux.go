@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -534,24 +533,22 @@ func (c *Client) CheckCopyNames(ctx context.Context, line, dst string, overwrite
 	}
 	t := c.Target()
 	for _, p := range paths {
-		err := CheckCopyDest(dst, p, overwrite)
-		if err == nil || !errors.Is(err, fs.ErrExist) {
-			if err != nil {
-				return err
+		// The JVM's file at that name now, if any: a copy onto it is no copy (CopyOut's errSameFile).
+		var src *unix.Stat_t
+		jvmPath := p
+		if !path.IsAbs(jvmPath) {
+			if cwd, err := JVMCwd(ctx, t); err == nil {
+				jvmPath = path.Join(cwd, jvmPath)
 			}
-			continue
 		}
-		// In the way, unless it is the JVM's file itself.
-		if !path.IsAbs(p) {
-			cwd, cerr := JVMCwd(ctx, t)
-			if cerr != nil {
-				return err
-			}
-			p = path.Join(cwd, p)
+		if st, err := statInRoot(t, jvmPath, 0); err == nil && path.IsAbs(jvmPath) {
+			src = &st
 		}
-		var there unix.Stat_t
-		jvm, serr := statInRoot(t, p, 0)
-		if serr != nil || unix.Stat(filepath.Join(dst, path.Base(p)), &there) != nil || jvm.Dev != there.Dev || jvm.Ino != there.Ino {
+		dirFd, _, _, err := openCopyDest(dst, p, overwrite, src, true)
+		switch {
+		case err == nil:
+			unix.Close(dirFd)
+		case !errors.Is(err, errSameFile):
 			return err
 		}
 	}

@@ -332,8 +332,9 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 			res.notef("%s", n)
 		}
 	}
+	collect := writesFile(name) || ws != nil // the output names a file to report or copy
 	nsHint := strings.HasPrefix(name, "JFR.") && cl.Target().NSPID != cl.Target().PID
-	cw := &countWriter{w: w, keep: writesFile(name) || ws != nil || nsHint}
+	cw := &countWriter{w: w, keep: collect || nsHint}
 	err = cl.VM.ExecuteTo(ctx, cw, "jcmd", line)
 	res.setStatus(err)
 	var je *attach.JVMError
@@ -367,7 +368,7 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 		// JFR's hints ("Use jcmd 1 JFR.dump name=...") name the JVM by its pid in its container.
 		res.notef("the JVM calls itself %d, its pid in its container; from this host it is %d", t.NSPID, t.PID)
 	}
-	if cw.keep && (writesFile(name) || ws != nil) {
+	if collect {
 		if err := g.collectFile(ctx, cl, line, cw.kept.String(), res); err != nil {
 			res.err = err
 			return false
