@@ -170,7 +170,7 @@ func (b *Bpftrace) Wait(t testing.TB, timeout time.Duration) map[string]map[stri
 			return maps
 		}
 		b.bg.Stop()
-		t.Fatalf("%s did not end within %v\n%s", b.bg.Cmd, timeout, b.bg.Stderr.String())
+		t.Fatalf("%s did not end within %v (it had printed %d bytes of maps)\n%s", b.bg.Cmd, timeout, len(out), b.bg.Stderr.String())
 	}
 	maps, err := ParseBpftraceMaps([]byte(b.bg.Wait(t, time.Minute))) // it has ended
 	if err != nil {
