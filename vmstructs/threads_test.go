@@ -280,6 +280,7 @@ func TestThreadsHeapLayouts(t *testing.T) {
 		}
 		for _, v := range variants {
 			t.Run(strings.Join(v, " "), func(t *testing.T) {
+				t.Parallel() // two layouts at a time: starting the JVMs and the JDK's jcmd is most of it
 				jvm := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Threads", Args: []string{"10"}, JVMArgs: append(v, stableArgs...)})
 				vm, err := Open(context.Background(), jvm.PID)
 				if err != nil {

@@ -233,10 +233,11 @@ func TestRecordJIT(t *testing.T) {
 			killed <- nil
 		}()
 		pids := fmt.Sprintf("%d,%d", j.PID, os.Getpid())
-		// 20 s of churn where the tier runs whole, 10 s (still past the killed recorder's 6 s) elsewhere.
+		// 15 s of churn where the tier runs whole (about 7,000 Java samples, 1,700 unloads), 10 s (still
+		// past the killed recorder's 6 s) elsewhere.
 		profileSecs := "10"
 		if testutil.DepthOf(t, jdk) == testutil.Full {
-			profileSecs = "20"
+			profileSecs = "15"
 		}
 		runPerf("record", "-q", "-k", "mono", "-e", "cpu-clock", "-F", "499", "-g", "-p", pids, "-o", data, "--", "sleep", profileSecs)
 		if err := <-killed; err != nil {
