@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
@@ -387,8 +388,8 @@ func (s *agentSession) makeMapDir() (string, int, error) {
 				unix.Close(dfd)
 				continue // removed by the other session before we locked it
 			}
-			if err = unix.Fchown(dfd, s.t.UID, s.t.GID); err == nil {
-				err = unix.Fchmod(dfd, 0o700)
+			if err = procfs.Explain(unix.Fchown(dfd, s.t.UID, s.t.GID), procfs.CapChown); err == nil {
+				err = procfs.Explain(unix.Fchmod(dfd, 0o700), procfs.CapFowner)
 			}
 			if err != nil {
 				unix.Close(dfd)

@@ -94,7 +94,7 @@ func (s *CPUSampler) openCPUs() error {
 		case errors.Is(err, unix.ENODEV):
 			continue // offline since the list was read
 		case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-			return fmt.Errorf("CPU %d: %w (run as root)", cpu, err)
+			return fmt.Errorf("CPU %d: %w (%s)", cpu, err, perfRemedy())
 		case err != nil:
 			return fmt.Errorf("CPU %d: %w", cpu, err)
 		}

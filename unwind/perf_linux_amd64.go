@@ -220,7 +220,7 @@ func (s *Sampler) sync() (alive bool, err error) {
 	}
 	if len(s.rings) == 0 && firstErr != nil {
 		if errors.Is(firstErr, unix.EACCES) || errors.Is(firstErr, unix.EPERM) {
-			return false, fmt.Errorf("sample %d: perf_event_open: %w (run as root, or lower kernel.perf_event_paranoid)", s.pid, firstErr)
+			return false, fmt.Errorf("sample %d: perf_event_open: %w (%s)", s.pid, firstErr, perfRemedy())
 		}
 		return false, fmt.Errorf("sample %d: perf_event_open: %w", s.pid, firstErr)
 	}
@@ -450,4 +450,12 @@ func (w *Walker) Profile(ctx context.Context, opts SamplerOptions, fn func(*Samp
 		st := w.WalkLive(smp)
 		fn(smp, &st)
 	})
+}
+
+// perfRemedy ends a refused perf_event_open's error: what this process lacks as root, or what to do.
+func perfRemedy() string {
+	if h := procfs.RootWithout(procfs.CapPerfmon); h != "" {
+		return h
+	}
+	return "run as root, or lower kernel.perf_event_paranoid"
 }

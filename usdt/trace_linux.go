@@ -17,6 +17,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
 // Tracer is a running trace: one uprobe per site, all feeding one ring buffer. Read returns its events; one
@@ -185,7 +186,11 @@ func machineIsHost(m elf.Machine) bool {
 func bpfError(op string, err error) error {
 	switch {
 	case errors.Is(err, os.ErrPermission):
-		return fmt.Errorf("usdt: %s: %w: run as root (or with CAP_BPF and CAP_PERFMON): %w", op, ErrPermission, err)
+		remedy := "run as root (or with CAP_BPF and CAP_PERFMON)"
+		if h := procfs.RootWithout(procfs.CapSysAdmin); h != "" {
+			remedy = h // measured: uprobes through BPF need CAP_SYS_ADMIN (docs/deploy.md)
+		}
+		return fmt.Errorf("usdt: %s: %w: %s: %w", op, ErrPermission, remedy, err)
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return fmt.Errorf("usdt: %s: %w: the kernel lacks a feature (ring buffers need Linux 5.8): %w", op, ErrNotSupported, err)
 	}

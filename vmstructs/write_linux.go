@@ -28,7 +28,8 @@ func OpenProcessMemoryWriter(pid int) (*ProcessMemoryWriter, error) {
 		case errors.Is(err, os.ErrNotExist):
 			return nil, fmt.Errorf("%w: %d", ErrProcessGone, pid)
 		case errors.Is(err, os.ErrPermission):
-			return nil, fmt.Errorf("%w: cannot open the memory of %d for writing; run as root", ErrPermission, pid)
+			return nil, fmt.Errorf("%w: cannot open the memory of %d for writing; %s", ErrPermission, pid,
+				procfs.Remedy("the process's user", procfs.CapSysPtrace, procfs.CapDacOverride))
 		}
 		return nil, fmt.Errorf("vmstructs: open memory of %d for writing: %w", pid, err)
 	}

@@ -159,7 +159,7 @@ func TestManifests(t *testing.T) {
 
 // TestCapabilityTable runs every row of docs/deploy.md's table as root with exactly its capabilities in the
 // bounding set (setpriv), against a JDK 17 JVM running as uid 1000: it must work, and fail without any one
-// of them. A check without CAP_KILL needs a JVM whose attach listener has not started yet (one started for
+// of them, naming the capability it lacks. A check without CAP_KILL needs a JVM whose attach listener has not started yet (one started for
 // these checks, shared by them while none succeeds);
 // the agent strategy runs on a JVM of its own (the agent it leaves mapped, deleted, would change what the
 // eBPF rows need: see the table's notes).
@@ -249,6 +249,10 @@ func TestCapabilityTable(t *testing.T) {
 					}
 				} else {
 					t.Logf("without CAP_%s: %s", c, firstLine(out))
+					// A container's root lacks most of these: what failed must say which one.
+					if !strings.Contains(out, "CAP_"+c) {
+						t.Errorf("without CAP_%s it fails without naming CAP_%s:\n%s", c, c, out)
+					}
 				}
 			}
 		})

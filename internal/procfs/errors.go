@@ -20,14 +20,15 @@ func Wrap(pid int, what string, err error) error {
 		return nil
 	case errors.Is(err, fs.ErrNotExist), isNoProcess(err):
 		return fmt.Errorf("%w: %d", procerr.ErrProcessGone, pid)
-	case errors.Is(err, fs.ErrPermission) && os.Geteuid() == 0:
-		// Root refused: the process is in a user namespace root does not own, or a security module or
-		// ptrace_scope says no.
-		return fmt.Errorf("%w: cannot read the %s of process %d even as root (a user namespace of its own, a security module or kernel.yama.ptrace_scope keeps it from this process)",
-			procerr.ErrPermission, what, pid)
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%w: cannot read the %s of process %d as uid %d; run as root or as the process's user",
-			procerr.ErrPermission, what, pid, os.Geteuid())
+		// Not root: only the process's own user may read it. Root without CAP_SYS_PTRACE (a container's
+		// root by default) may too, no other. Root with it may not when the process is in a user
+		// namespace root does not own, or a security module or kernel.yama.ptrace_scope says no.
+		remedy := Remedy("the process's user", CapSysPtrace)
+		if os.Geteuid() == 0 && RootWithout(CapSysPtrace) == "" {
+			remedy = "refused even to root (a user namespace of its own, a security module or kernel.yama.ptrace_scope keeps it from this process)"
+		}
+		return fmt.Errorf("%w: cannot read the %s of process %d as uid %d; %s", procerr.ErrPermission, what, pid, os.Geteuid(), remedy)
 	}
 	return fmt.Errorf("read the %s of process %d: %w", what, pid, err)
 }

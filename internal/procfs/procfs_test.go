@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,6 +33,9 @@ func TestParseStatus(t *testing.T) {
 	}
 	if !s.Catches(3) || s.Ignores(3) || !s.Ignores(2) || s.Stopped() || s.Dead() {
 		t.Errorf("signal masks: cgt %x ign %x", s.SigCgt, s.SigIgn)
+	}
+	if !s.HasCapEff || s.CapEff != 0x1fffeffffff || s.CapEff&(1<<CapSysPtrace) == 0 {
+		t.Errorf("CapEff %x (seen %v), want root's 1fffeffffff with CAP_SYS_PTRACE", s.CapEff, s.HasCapEff)
 	}
 
 	ns := "Name:\tjava\nState:\tT (stopped)\nTgid:\t4242\nNSpid:\t4242\t1\nUid:\t65534\t65534\t65534\t65534\nGid:\t100\t101\t100\t100\nSigIgn:\t0\nSigCgt:\t4\n"
@@ -74,6 +78,8 @@ func TestParseStatusNamespaced(t *testing.T) {
 		Groups: []int{},
 		SigIgn: 1<<(2-1) | 1<<(3-1), // SIGINT, SIGQUIT
 		RSS:    1668 << 10,
+		// nobody: no capabilities
+		HasCapEff: true,
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreUnexported(Status{})); diff != "" {
 		t.Errorf("ParseStatus mismatch (-want +got):\n%s", diff)
@@ -228,4 +234,32 @@ func FuzzParseStat(f *testing.F) {
 		_, _ = ParseChildren(b)
 		_, _ = ParseStatFlags(b)
 	})
+}
+
+func TestDescribeMissingCaps(t *testing.T) {
+	if got := describeMissing(nil); got != "" {
+		t.Errorf("none missing: %q", got)
+	}
+	want := "this process runs as root without CAP_SYS_PTRACE (a container's root lacks it unless added: --cap-add SYS_PTRACE, or a pod's securityContext.capabilities.add)"
+	if got := describeMissing([]Capability{CapSysPtrace}); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	want = "this process runs as root without CAP_BPF and CAP_PERFMON (a container's root lacks them unless added: --cap-add BPF --cap-add PERFMON, or a pod's securityContext.capabilities.add)"
+	if got := describeMissing([]Capability{CapBPF, CapPerfmon}); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// Explain changes only refusals, and only for root without the capabilities (TestCapabilityTable in
+// cmd/release runs the tools so).
+func TestExplainLeavesOthers(t *testing.T) {
+	if Explain(nil, CapChown) != nil {
+		t.Error("Explain(nil) is not nil")
+	}
+	if err := Explain(io.EOF, CapChown); err != io.EOF {
+		t.Errorf("Explain(io.EOF) = %v", err)
+	}
+	if err := Explain(os.ErrPermission); err != os.ErrPermission {
+		t.Errorf("Explain(ErrPermission) without capabilities = %v", err)
+	}
 }

@@ -24,6 +24,10 @@ type Status struct {
 	SigCgt uint64
 	// RSS is the resident set size in bytes (VmRSS); 0 for kernel threads and zombies.
 	RSS int64
+	// CapEff is the effective capability set (bit n: capability n, CAP_SYS_PTRACE is 19); HasCapEff says
+	// whether the line was there.
+	CapEff    uint64
+	HasCapEff bool
 	// hasSig records whether the Sig* lines were present (they always are on Linux).
 	hasSig bool
 }
@@ -80,6 +84,9 @@ func ParseStatus(b []byte) (Status, error) {
 		case "SigCgt":
 			s.SigCgt, err = strconv.ParseUint(string(v), 16, 64)
 			s.hasSig = err == nil
+		case "CapEff":
+			s.CapEff, err = strconv.ParseUint(string(v), 16, 64)
+			s.HasCapEff = err == nil
 		}
 		if err != nil {
 			return s, fmt.Errorf("%w: status field %s: %w", ErrMalformed, k, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -126,7 +127,7 @@ func newLockFile(dfd int, dir, name string, uid, gid int, replace bool) (*os.Fil
 	if os.Geteuid() != uid {
 		if err := t.File.Chown(uid, gid); err != nil {
 			t.Discard()
-			return nil, fmt.Errorf("lock %s: %w", join(dir, name), err)
+			return nil, fmt.Errorf("lock %s: %w", join(dir, name), procfs.Explain(err, procfs.CapChown))
 		}
 	}
 	if replace {

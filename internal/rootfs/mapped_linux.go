@@ -51,7 +51,7 @@ func OpenMapped(proc procfs.FS, pid int, m procfs.Mapping) (*os.File, error) {
 		return nil, fmt.Errorf("open %s (deleted) mapped by %d: %w", m.Path, pid, err)
 	}
 	if errors.Is(err, os.ErrPermission) {
-		err = fmt.Errorf("%w (following map_files needs CAP_SYS_ADMIN: run as root)", err)
+		err = fmt.Errorf("%w (%s)", err, procfs.Remedy("the process's user", procfs.CapSysPtrace, procfs.CapSysAdmin))
 	}
 	// Only map_files' error is wrapped: it alone says whether the mapping is gone or out of reach.
 	return nil, fmt.Errorf("open %s mapped by %d: through its root: %s; through map_files: %w", m.Path, pid, rootErr.Error(), err)

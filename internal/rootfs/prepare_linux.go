@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -332,10 +333,10 @@ const prepPrefix = ".jvmkit-prep-"
 func (pr *Process) give(f *os.File, perm uint32) error {
 	if os.Geteuid() != pr.UID {
 		if err := f.Chown(pr.UID, pr.GID); err != nil {
-			return err
+			return procfs.Explain(err, procfs.CapChown)
 		}
 	}
-	return f.Chmod(fs.FileMode(perm))
+	return procfs.Explain(f.Chmod(fs.FileMode(perm)), procfs.CapFowner)
 }
 
 // describe adds what makes an entry suspicious, for messages: where a symbolic link points, how many

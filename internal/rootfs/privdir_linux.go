@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -77,7 +78,7 @@ func (pr *Process) privateDirAt(dfd int, name string) (bool, error) {
 	if created && int(st.Uid) == unix.Geteuid() && int(st.Uid) != pr.UID {
 		// Ours, just made (nobody else can chown a directory to us): hand it to the process's user.
 		if err := unix.Fchown(fd, pr.UID, pr.GID); err != nil {
-			return false, err
+			return false, procfs.Explain(err, procfs.CapChown)
 		}
 		if err := unix.Fstat(fd, &st); err != nil {
 			return false, err

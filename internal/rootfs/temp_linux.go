@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -126,11 +127,11 @@ func writeFile(dfd int, dir, name string, data []byte, uid, gid int, perm uint32
 		}
 		if uid >= 0 || gid >= 0 {
 			if err := t.File.Chown(uid, gid); err != nil {
-				return err
+				return procfs.Explain(err, procfs.CapChown)
 			}
 		}
 		// The umask may have taken bits away.
-		return t.File.Chmod(fs.FileMode(perm))
+		return procfs.Explain(t.File.Chmod(fs.FileMode(perm)), procfs.CapFowner)
 	}()
 	if err != nil {
 		t.Discard()

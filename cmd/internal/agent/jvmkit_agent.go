@@ -22,6 +22,7 @@ import (
 
 	"github.com/jvmkit/jvmkit/cmd/internal/cliutil"
 	"github.com/jvmkit/jvmkit/fleet"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
@@ -202,6 +203,10 @@ func (a *app) runAgent(ctx context.Context, af *agentFlags) error {
 		defer cancel()
 	}
 	log.Info("agent: started", "window", af.window, "freq", af.freq, "backends", len(sinks), "version", v)
+	if h := procfs.RootWithout(procfs.CapSysPtrace, procfs.CapPerfmon); h != "" {
+		// Without CAP_SYS_PTRACE other users' JVMs are not even seen; without CAP_PERFMON none is sampled.
+		log.Warn("agent: some or all JVMs cannot be profiled", "reason", h)
+	}
 	err = agent.Run(ctx)
 	// The last window went out (or was counted as dropped): a stop by signal or --duration is a
 	// normal end for a daemon.

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"strings"
 
 	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
@@ -78,4 +81,25 @@ func Report(w io.Writer, tool string, err error) {
 		return
 	}
 	fmt.Fprintf(w, "%s: %v\n", tool, err)
+	if note := CapsNote(err); note != "" {
+		fmt.Fprintf(w, "%s: note: %s\n", tool, note)
+	}
+}
+
+// deployCaps are the capabilities docs/deploy.md's table asks for, one command or another.
+var deployCaps = []procfs.Capability{procfs.CapSysPtrace, procfs.CapKill, procfs.CapDacOverride, procfs.CapDacReadSearch,
+	procfs.CapChown, procfs.CapFowner, procfs.CapPerfmon, procfs.CapSysAdmin}
+
+// CapsNote is, for a refusal whose message names no capability, the capabilities of docs/deploy.md's
+// table that this process lacks as root (a container's root lacks most): the refusal was likely one
+// of them. "" otherwise.
+func CapsNote(err error) string {
+	if !errors.Is(err, attach.ErrPermission) && !errors.Is(err, fs.ErrPermission) || strings.Contains(err.Error(), "CAP_") {
+		return ""
+	}
+	h := procfs.RootWithout(deployCaps...)
+	if h == "" {
+		return ""
+	}
+	return h + "; docs/deploy.md lists what each command needs"
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/cmd/internal/cliutil"
 	"github.com/jvmkit/jvmkit/internal/hsperf"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
@@ -629,7 +630,8 @@ func perfCounters(ctx context.Context, pid int, w io.Writer) error {
 	path, err := hsperf.Find(tmp.Path(), t.NSPID, t.UID)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w", attach.ErrPermission, pid, tmp.ShownErr(err))
+			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w; %s", attach.ErrPermission, pid, tmp.ShownErr(err),
+				procfs.Remedy("the JVM's user", procfs.CapDacReadSearch))
 		}
 		return fmt.Errorf("JVM %d has no hsperfdata file (started with -XX:-UsePerfData or -XX:+PerfDisableSharedMem?): %w", pid, tmp.ShownErr(err))
 	}
@@ -720,6 +722,10 @@ func (g *gjcmd) listJVMs(ctx context.Context) error {
 	jvms, err := jcmd.List(ctx)
 	if err != nil {
 		return err
+	}
+	if h := procfs.RootWithout(procfs.CapSysPtrace); h != "" {
+		// Root without it reads only its own uid's processes: the others' JVMs are missing, silently.
+		fmt.Fprintf(g.stderr, "gjcmd: note: only uid 0's JVMs are listed: %s\n", h)
 	}
 	if g.jsonOut {
 		if jvms == nil {

@@ -281,7 +281,7 @@ func (g *gjmaps) mapOne(ctx context.Context, pid int) mapResult {
 	case err != nil && ctx.Err() != nil:
 		r.Error = "interrupted after writing " + strings.Join(r.Paths, " ")
 	case err != nil:
-		r.Error = err.Error()
+		r.Error = withCapsNote(err)
 	}
 	if r.Paths == nil {
 		r.Paths = []string{}
@@ -401,13 +401,22 @@ func (g *gjmaps) cleanOne(ctx context.Context, pid int) mapResult {
 	var err error
 	r.Paths, err = perfmap.CleanOwned(ctx, pid, g.uid)
 	if err != nil {
-		r.Error = err.Error()
+		r.Error = withCapsNote(err)
 	}
 	if r.Paths == nil {
 		r.Paths = []string{}
 	}
 	r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	return r
+}
+
+// withCapsNote is err's message, with the capabilities this process lacks as root when it is a refusal
+// that names none (cliutil.CapsNote).
+func withCapsNote(err error) string {
+	if n := cliutil.CapsNote(err); n != "" {
+		return err.Error() + " (" + n + ")"
+	}
+	return err.Error()
 }
 
 func (g *gjmaps) print(r mapResult) {

@@ -1,0 +1,119 @@
+package procfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// Capability is a Linux capability by its number (capabilities(7)).
+type Capability uint
+
+// The capabilities jvmkit's tools need (docs/deploy.md's table).
+const (
+	CapChown         Capability = 0
+	CapDacOverride   Capability = 1
+	CapDacReadSearch Capability = 2
+	CapFowner        Capability = 3
+	CapKill          Capability = 5
+	CapSysPtrace     Capability = 19
+	CapSysAdmin      Capability = 21
+	CapPerfmon       Capability = 38
+	CapBPF           Capability = 39
+)
+
+var capNames = map[Capability]string{
+	CapChown: "CHOWN", CapDacOverride: "DAC_OVERRIDE", CapDacReadSearch: "DAC_READ_SEARCH", CapFowner: "FOWNER",
+	CapKill: "KILL", CapSysPtrace: "SYS_PTRACE", CapSysAdmin: "SYS_ADMIN", CapPerfmon: "PERFMON", CapBPF: "BPF",
+}
+
+// Name is the capability's name without its CAP_ prefix, as --cap-add takes it ("SYS_PTRACE").
+func (c Capability) Name() string {
+	if n, ok := capNames[c]; ok {
+		return n
+	}
+	return fmt.Sprintf("%d", uint(c))
+}
+
+func (c Capability) String() string { return "CAP_" + c.Name() }
+
+// RootWithout says what keeps this process from an operation that needs one of caps, when it runs as
+// root without them in its effective set: "this process runs as root without CAP_SYS_PTRACE (a
+// container's root lacks it unless added: --cap-add SYS_PTRACE, or a pod's
+// securityContext.capabilities.add)". It is "" when this process is not root, has them all, or its
+// capabilities cannot be read (another OS): the caller's own explanation then stands.
+func RootWithout(caps ...Capability) string {
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	eff, ok := selfCaps()
+	if !ok {
+		return ""
+	}
+	var missing []Capability
+	for _, c := range caps {
+		if eff&(1<<c) == 0 {
+			missing = append(missing, c)
+		}
+	}
+	return describeMissing(missing)
+}
+
+// Remedy ends the message of an operation on a process that was denied and needs caps as root: what
+// this process lacks as root (RootWithout); or, as root with them all, that something beyond
+// permissions refused it; or, not as root, to run as root or as owner ("the JVM's user (uid 1000)").
+func Remedy(owner string, caps ...Capability) string {
+	switch {
+	case os.Geteuid() != 0:
+		return "run as root or as " + owner
+	case RootWithout(caps...) != "":
+		return RootWithout(caps...)
+	}
+	return "refused even to root (a user namespace of its own or a security module keeps it from this process)"
+}
+
+// describeMissing is RootWithout's sentence for the capabilities missing.
+func describeMissing(missing []Capability) string {
+	if len(missing) == 0 {
+		return ""
+	}
+	full := make([]string, len(missing))
+	short := make([]string, len(missing))
+	for i, c := range missing {
+		full[i], short[i] = c.String(), c.Name()
+	}
+	it := "it"
+	if len(missing) > 1 {
+		it = "them"
+	}
+	return fmt.Sprintf("this process runs as root without %s (a container's root lacks %s unless added: --cap-add %s, or a pod's securityContext.capabilities.add)",
+		strings.Join(full, " and "), it, strings.Join(short, " --cap-add "))
+}
+
+// selfCaps reads this process's effective capability set.
+func selfCaps() (uint64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	s, err := ParseStatus(b)
+	if err != nil || !s.HasCapEff {
+		return 0, false
+	}
+	return s.CapEff, true
+}
+
+// Explain adds to a refusal (EPERM, EACCES) what this process lacks as root of caps, the capabilities
+// the operation needs (RootWithout); other errors, and refusals it cannot explain so, are returned as
+// they are.
+func Explain(err error, caps ...Capability) error {
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	if h := RootWithout(caps...); h != "" {
+		return fmt.Errorf("%w (%s)", err, h)
+	}
+	return err
+}
