@@ -633,6 +633,18 @@ func TestFilesFromContainers(t *testing.T) {
 			if r.code != want2.code || strings.Contains(want2.stdout, "Dumped recording") != strings.Contains(r.stdout, "Dumped recording") {
 				t.Errorf("bare JFR.dump: gjcmd %d %q, jcmd %d %q", r.code, r.stdout, want2.code, want2.stdout)
 			}
+			// --copy-to the very directory the JVM writes, seen from the host through its root: the copy
+			// is the JVM's own file, kept as it is (twice: the second finds it there).
+			own := "/proc/" + pid + "/root/tmp"
+			for i := range 2 {
+				r = gjcmd(t, "--copy-to", own, pid, "JFR.dump", "name=c", "filename=/tmp/own.jfr")
+				if r.code != 0 {
+					t.Fatalf("JFR.dump --copy-to the JVM's own /tmp through its root, run %d: %d\n%s", i+1, r.code, r.stderr)
+				}
+			}
+			if st, err := os.Stat(filepath.Join(own, "own.jfr")); err != nil || st.Size() == 0 {
+				t.Errorf("own.jfr after --copy-to its own directory: %v", err)
+			}
 		}
 	})
 }

@@ -135,7 +135,30 @@ func TestReadmeCommands(t *testing.T) {
 		t.Run("usdt-list", c.usdtList)
 		t.Run("usdt-trace", c.usdtTrace)
 		t.Run("jitlog-record", c.jitlog)
+		if kind == testutil.Podman {
+			t.Run("paused", c.paused) // last: it freezes the container for a while
+		}
 	})
+}
+
+// paused: a JVM whose podman container is paused (podman pause freezes its cgroup) can neither answer
+// nor run. gjcmd says so at once (exit status 5, not its deadline's minute later), jvmkit gc that the JVM
+// could not run while it traced; unpaused, both work again.
+func (c *tier) paused(t *testing.T) {
+	unpause := c.jvm.Pause(t)
+	_, errOut, code := c.run(t, "gjcmd", c.pid, "VM.version")
+	if code != 5 || !strings.Contains(errOut, "frozen by its cgroup's freezer (podman or docker pause)") {
+		t.Errorf("gjcmd VM.version on a paused container's JVM: exit status %d, want 5 and that it is frozen\n%s", code, errOut)
+	}
+	_, errOut, code = c.run(t, "jvmkit", "gc", c.pid, "--duration", "1s")
+	if code != 0 || !strings.Contains(errOut, "frozen by its cgroup's freezer (podman or docker pause)") || !strings.Contains(errOut, "could not run for about") {
+		t.Errorf("jvmkit gc on a paused container's JVM: exit status %d, want 0 and that it could not run\n%s", code, errOut)
+	}
+	unpause()
+	c.must(t, "gjcmd", c.pid, "VM.version")
+	if _, errOut, _ := c.run(t, "jvmkit", "gc", c.pid, "--duration", "500ms"); strings.Contains(errOut, "could not run") {
+		t.Errorf("jvmkit gc once the container is unpaused still says the JVM could not run:\n%s", errOut)
+	}
 }
 
 // gjcmdList: gjcmd -l finds the JVM by its host pid, with its pid and user inside; the container's own jcmd -l

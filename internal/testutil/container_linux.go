@@ -222,6 +222,37 @@ func (j *JVM) ContainerID(t testing.TB) string {
 	return id
 }
 
+// Pause pauses the JVM's podman container (podman pause: its cgroup's freezer) and returns what unpauses
+// it, which the test's cleanup also does.
+func (j *JVM) Pause(t testing.TB) (unpause func()) {
+	t.Helper()
+	if j.opts.Container != Podman {
+		t.Fatalf("Pause: %s is not in a podman container", j)
+	}
+	run := func(verb string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, j.tools["podman"], verb, j.container).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("podman %s %s: %w: %s", verb, j.container, err, out)
+		}
+		return nil
+	}
+	if err := run("pause"); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	unpause = func() {
+		once.Do(func() {
+			if err := run("unpause"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(unpause)
+	return unpause
+}
+
 // removeContainer removes the podman container after the JVM is gone (podman run --rm usually has).
 func (j *JVM) removeContainer() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
