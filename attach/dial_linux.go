@@ -167,7 +167,7 @@ func (vm *VM) connect(ctx context.Context) (*conn, error) {
 			}
 			return nil, fmt.Errorf("%w: nobody listens on %s (stale socket of a killed JVM?)", ErrNoListener, t.socketName())
 		case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-			return nil, fmt.Errorf("%w: connect %s as uid %d: %w; %s", ErrPermission, t.socketName(), os.Geteuid(), err, t.remedy(procfs.CapDacOverride))
+			return nil, fmt.Errorf("%w: connect %s as uid %d: %w; %s", ErrPermission, t.socketName(), os.Geteuid(), err, t.Remedy(procfs.CapDacOverride))
 		default:
 			return nil, fmt.Errorf("attach: connect %s: %w", t.socketName(), err)
 		}

@@ -25,7 +25,7 @@ func (t *Target) checkSocket(tmp *Dir) (bool, error) {
 	case errors.Is(err, unix.ENOENT):
 		return false, nil
 	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-		return false, fmt.Errorf("%w: cannot reach %s as uid %d; %s", ErrPermission, path, os.Geteuid(), t.remedy(procfs.CapDacReadSearch))
+		return false, fmt.Errorf("%w: cannot reach %s as uid %d; %s", ErrPermission, path, os.Geteuid(), t.RemedyAny(procfs.CapDacReadSearch, procfs.CapDacOverride))
 	case err != nil:
 		return false, fmt.Errorf("attach: stat %s: %w", path, err)
 	}
@@ -106,7 +106,7 @@ func (t *Target) createTrigger(tmp *Dir) (*trigger, error) {
 		if errors.Is(err, rootfs.ErrUnsafe) {
 			return nil, fmt.Errorf("%w: cannot create the attach trigger file: %w", ErrPermission, err)
 		}
-		return nil, fmt.Errorf("%w: cannot create the attach trigger file: %w; %s", ErrPermission, err, t.remedy(procfs.CapDacOverride))
+		return nil, fmt.Errorf("%w: cannot create the attach trigger file: %w; %s", ErrPermission, err, t.Remedy(procfs.CapDacOverride))
 	}
 	return nil, fmt.Errorf("attach: cannot create the attach trigger file: %w", err)
 }
@@ -389,7 +389,7 @@ func (vm *VM) signal() error {
 	case errors.Is(err, unix.ESRCH):
 		return fmt.Errorf("%w: process %d exited while attaching", ErrProcessGone, vm.Target.PID)
 	case errors.Is(err, unix.EPERM):
-		return fmt.Errorf("%w: cannot signal process %d (uid %d) as uid %d; %s", ErrPermission, vm.Target.PID, vm.Target.UID, os.Geteuid(), vm.Target.remedy(procfs.CapKill))
+		return fmt.Errorf("%w: cannot signal process %d (uid %d) as uid %d; %s", ErrPermission, vm.Target.PID, vm.Target.UID, os.Geteuid(), vm.Target.Remedy(procfs.CapKill))
 	}
 	return fmt.Errorf("attach: signal %d: %w", vm.Target.PID, err)
 }

@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -90,3 +91,18 @@ func (e *shownError) Error() string {
 }
 
 func (e *shownError) Unwrap() error { return e.err }
+
+// Remedy ends a refusal of an operation on the target that needs all of caps: what this process lacks
+// as root, or to run as root or as the JVM's user (procfs.Remedy).
+func (t *Target) Remedy(caps ...procfs.Capability) string {
+	return procfs.Remedy(fmt.Sprintf("the JVM's user (uid %d)", t.UID), caps...)
+}
+
+// RemedyAny is Remedy for an operation that any one of caps allows (CAP_DAC_READ_SEARCH or
+// CAP_DAC_OVERRIDE for reading another user's file).
+func (t *Target) RemedyAny(caps ...procfs.Capability) string {
+	if h := procfs.RootWithoutAny(caps...); h != "" {
+		return h
+	}
+	return t.Remedy()
+}

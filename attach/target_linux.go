@@ -116,15 +116,9 @@ func (t *Target) OpenTmp() (*Dir, error) {
 	}
 	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
 		return nil, fmt.Errorf("%w: cannot open the /tmp of process %d (%s) as uid %d: %w; %s",
-			ErrPermission, t.PID, t.tmpName(), os.Geteuid(), err, t.remedy(procfs.CapSysPtrace, procfs.CapDacReadSearch))
+			ErrPermission, t.PID, t.tmpName(), os.Geteuid(), err, t.Remedy(procfs.CapSysPtrace))
 	}
 	return nil, fmt.Errorf("attach: the /tmp of process %d (%s, resolved inside its root) cannot be used: %w", t.PID, t.tmpName(), err)
-}
-
-// remedy ends a permission error about the target: what this process lacks as root of caps, or to run
-// as root or as the JVM's user (procfs.Remedy).
-func (t *Target) remedy(caps ...procfs.Capability) string {
-	return procfs.Remedy(fmt.Sprintf("the JVM's user (uid %d)", t.UID), caps...)
 }
 
 // Close releases the directory.

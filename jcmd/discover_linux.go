@@ -59,7 +59,7 @@ func Inspect(ctx context.Context, pid int) (JVM, error) {
 	found, err := procfs.Default.MapsContain(pid, "/libjvm.so", "/libj9vm29.so", "/libopenj9.so")
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return JVM{}, fmt.Errorf("%w: cannot inspect process %d", attach.ErrPermission, pid)
+			return JVM{}, procfs.Wrap(pid, "memory map", err)
 		}
 		return JVM{}, fmt.Errorf("%w: %d", attach.ErrProcessGone, pid)
 	}

@@ -454,8 +454,12 @@ func (w *Walker) Profile(ctx context.Context, opts SamplerOptions, fn func(*Samp
 
 // perfRemedy ends a refused perf_event_open's error: what this process lacks as root, or what to do.
 func perfRemedy() string {
-	if h := procfs.RootWithout(procfs.CapPerfmon); h != "" {
+	if h := procfs.RootWithoutAny(procfs.CapPerfmon, procfs.CapSysAdmin); h != "" {
 		return h
+	}
+	if os.Geteuid() == 0 {
+		// Sampling another process is also a ptrace check.
+		return procfs.Remedy("", procfs.CapSysPtrace)
 	}
 	return "run as root, or lower kernel.perf_event_paranoid"
 }

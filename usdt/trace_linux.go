@@ -186,9 +186,11 @@ func machineIsHost(m elf.Machine) bool {
 func bpfError(op string, err error) error {
 	switch {
 	case errors.Is(err, os.ErrPermission):
-		remedy := "run as root (or with CAP_BPF and CAP_PERFMON)"
-		if h := procfs.RootWithout(procfs.CapSysAdmin); h != "" {
-			remedy = h // measured: uprobes through BPF need CAP_SYS_ADMIN (docs/deploy.md)
+		// Measured: uprobes through BPF needed CAP_SYS_ADMIN on Linux 6.18; CAP_BPF and CAP_PERFMON
+		// were refused (docs/deploy.md).
+		remedy := "run as root (uprobes through BPF need CAP_SYS_ADMIN)"
+		if os.Geteuid() == 0 {
+			remedy = procfs.Remedy("", procfs.CapSysAdmin)
 		}
 		return fmt.Errorf("usdt: %s: %w: %s: %w", op, ErrPermission, remedy, err)
 	case errors.Is(err, ebpf.ErrNotSupported):

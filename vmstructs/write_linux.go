@@ -28,8 +28,11 @@ func OpenProcessMemoryWriter(pid int) (*ProcessMemoryWriter, error) {
 		case errors.Is(err, os.ErrNotExist):
 			return nil, fmt.Errorf("%w: %d", ErrProcessGone, pid)
 		case errors.Is(err, os.ErrPermission):
-			return nil, fmt.Errorf("%w: cannot open the memory of %d for writing; %s", ErrPermission, pid,
-				procfs.Remedy("the process's user", procfs.CapSysPtrace, procfs.CapDacOverride))
+			remedy := "run as root (writing needs ptrace attach access: the same user only where kernel.yama.ptrace_scope is 0)"
+			if os.Geteuid() == 0 {
+				remedy = procfs.Remedy("", procfs.CapSysPtrace, procfs.CapDacOverride)
+			}
+			return nil, fmt.Errorf("%w: cannot open the memory of %d for writing; %s", ErrPermission, pid, remedy)
 		}
 		return nil, fmt.Errorf("vmstructs: open memory of %d for writing: %w", pid, err)
 	}

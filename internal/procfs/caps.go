@@ -5,28 +5,32 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Capability is a Linux capability by its number (capabilities(7)).
 type Capability uint
 
-// The capabilities jvmkit's tools need (docs/deploy.md's table).
+// The capabilities jvmkit's tools need (docs/deploy.md's table), and their alternatives.
 const (
-	CapChown         Capability = 0
-	CapDacOverride   Capability = 1
-	CapDacReadSearch Capability = 2
-	CapFowner        Capability = 3
-	CapKill          Capability = 5
-	CapSysPtrace     Capability = 19
-	CapSysAdmin      Capability = 21
-	CapPerfmon       Capability = 38
-	CapBPF           Capability = 39
+	CapChown             Capability = 0
+	CapDacOverride       Capability = 1
+	CapDacReadSearch     Capability = 2
+	CapFowner            Capability = 3
+	CapKill              Capability = 5
+	CapSysPtrace         Capability = 19
+	CapSysAdmin          Capability = 21
+	CapPerfmon           Capability = 38
+	CapBPF               Capability = 39
+	CapCheckpointRestore Capability = 40
 )
 
 var capNames = map[Capability]string{
 	CapChown: "CHOWN", CapDacOverride: "DAC_OVERRIDE", CapDacReadSearch: "DAC_READ_SEARCH", CapFowner: "FOWNER",
 	CapKill: "KILL", CapSysPtrace: "SYS_PTRACE", CapSysAdmin: "SYS_ADMIN", CapPerfmon: "PERFMON", CapBPF: "BPF",
+	CapCheckpointRestore: "CHECKPOINT_RESTORE",
 }
 
 // Name is the capability's name without its CAP_ prefix, as --cap-add takes it ("SYS_PTRACE").
@@ -39,16 +43,13 @@ func (c Capability) Name() string {
 
 func (c Capability) String() string { return "CAP_" + c.Name() }
 
-// RootWithout says what keeps this process from an operation that needs one of caps, when it runs as
-// root without them in its effective set: "this process runs as root without CAP_SYS_PTRACE (a
+// RootWithout says what keeps this process from an operation that needs all of caps, when it runs as
+// root without some of them in its effective set: "this process runs as root without CAP_SYS_PTRACE (a
 // container's root lacks it unless added: --cap-add SYS_PTRACE, or a pod's
 // securityContext.capabilities.add)". It is "" when this process is not root, has them all, or its
 // capabilities cannot be read (another OS): the caller's own explanation then stands.
 func RootWithout(caps ...Capability) string {
-	if os.Geteuid() != 0 {
-		return ""
-	}
-	eff, ok := selfCaps()
+	eff, ok := rootCaps()
 	if !ok {
 		return ""
 	}
@@ -58,24 +59,38 @@ func RootWithout(caps ...Capability) string {
 			missing = append(missing, c)
 		}
 	}
-	return describeMissing(missing)
+	return describeMissing(missing, " and ")
 }
 
-// Remedy ends the message of an operation on a process that was denied and needs caps as root: what
-// this process lacks as root (RootWithout); or, as root with them all, that something beyond
-// permissions refused it; or, not as root, to run as root or as owner ("the JVM's user (uid 1000)").
+// RootWithoutAny is RootWithout for an operation that any one of caps allows (CAP_PERFMON or
+// CAP_SYS_ADMIN): "" when this process holds one of them.
+func RootWithoutAny(caps ...Capability) string {
+	eff, ok := rootCaps()
+	if !ok || slices.ContainsFunc(caps, func(c Capability) bool { return eff&(1<<c) != 0 }) {
+		return ""
+	}
+	return describeMissing(caps, " or ")
+}
+
+// Remedy ends the message of an operation on a process that was refused and needs all of caps as
+// root: what this process lacks as root (RootWithout); or, as root with them all, that something
+// beyond permissions refused it; or, not as root, to run as root or as owner ("the JVM's user (uid
+// 1000)").
 func Remedy(owner string, caps ...Capability) string {
 	switch {
 	case os.Geteuid() != 0:
 		return "run as root or as " + owner
 	case RootWithout(caps...) != "":
 		return RootWithout(caps...)
+	case slices.Contains(caps, CapSysPtrace):
+		return "refused even to root (a user namespace of its own, a security module or kernel.yama.ptrace_scope keeps it from this process)"
 	}
 	return "refused even to root (a user namespace of its own or a security module keeps it from this process)"
 }
 
-// describeMissing is RootWithout's sentence for the capabilities missing.
-func describeMissing(missing []Capability) string {
+// describeMissing is RootWithout's sentence for the capabilities missing, joined by conj (" and ",
+// " or ").
+func describeMissing(missing []Capability, conj string) string {
 	if len(missing) == 0 {
 		return ""
 	}
@@ -85,25 +100,29 @@ func describeMissing(missing []Capability) string {
 		full[i], short[i] = c.String(), c.Name()
 	}
 	it := "it"
-	if len(missing) > 1 {
+	if len(missing) > 1 && conj == " and " {
 		it = "them"
 	}
 	return fmt.Sprintf("this process runs as root without %s (a container's root lacks %s unless added: --cap-add %s, or a pod's securityContext.capabilities.add)",
-		strings.Join(full, " and "), it, strings.Join(short, " --cap-add "))
+		strings.Join(full, conj), it, strings.Join(short, " --cap-add "))
 }
 
-// selfCaps reads this process's effective capability set.
-func selfCaps() (uint64, bool) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
+// rootCaps is this process's effective capability set when it runs as root and the set can be read.
+func rootCaps() (uint64, bool) {
+	if os.Geteuid() != 0 {
 		return 0, false
 	}
-	s, err := ParseStatus(b)
+	return selfCaps()
+}
+
+// selfCaps reads this process's effective capability set, once: jvmkit's tools do not change theirs.
+var selfCaps = sync.OnceValues(func() (uint64, bool) {
+	s, err := Default.Status(os.Getpid())
 	if err != nil || !s.HasCapEff {
 		return 0, false
 	}
 	return s.CapEff, true
-}
+})
 
 // Explain adds to a refusal (EPERM, EACCES) what this process lacks as root of caps, the capabilities
 // the operation needs (RootWithout); other errors, and refusals it cannot explain so, are returned as

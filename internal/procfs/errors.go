@@ -21,14 +21,10 @@ func Wrap(pid int, what string, err error) error {
 	case errors.Is(err, fs.ErrNotExist), isNoProcess(err):
 		return fmt.Errorf("%w: %d", procerr.ErrProcessGone, pid)
 	case errors.Is(err, fs.ErrPermission):
-		// Not root: only the process's own user may read it. Root without CAP_SYS_PTRACE (a container's
-		// root by default) may too, no other. Root with it may not when the process is in a user
-		// namespace root does not own, or a security module or kernel.yama.ptrace_scope says no.
-		remedy := Remedy("the process's user", CapSysPtrace)
-		if os.Geteuid() == 0 && RootWithout(CapSysPtrace) == "" {
-			remedy = "refused even to root (a user namespace of its own, a security module or kernel.yama.ptrace_scope keeps it from this process)"
-		}
-		return fmt.Errorf("%w: cannot read the %s of process %d as uid %d; %s", procerr.ErrPermission, what, pid, os.Geteuid(), remedy)
+		// Reading another process's memory, maps or root is a ptrace check: its own uid (and gid), or
+		// CAP_SYS_PTRACE, which a container's root lacks by default.
+		return fmt.Errorf("%w: cannot read the %s of process %d as uid %d; %s", procerr.ErrPermission, what, pid, os.Geteuid(),
+			Remedy("the process's user", CapSysPtrace))
 	}
 	return fmt.Errorf("read the %s of process %d: %w", what, pid, err)
 }

@@ -237,15 +237,19 @@ func FuzzParseStat(f *testing.F) {
 }
 
 func TestDescribeMissingCaps(t *testing.T) {
-	if got := describeMissing(nil); got != "" {
+	if got := describeMissing(nil, " and "); got != "" {
 		t.Errorf("none missing: %q", got)
 	}
 	want := "this process runs as root without CAP_SYS_PTRACE (a container's root lacks it unless added: --cap-add SYS_PTRACE, or a pod's securityContext.capabilities.add)"
-	if got := describeMissing([]Capability{CapSysPtrace}); got != want {
+	if got := describeMissing([]Capability{CapSysPtrace}, " and "); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 	want = "this process runs as root without CAP_BPF and CAP_PERFMON (a container's root lacks them unless added: --cap-add BPF --cap-add PERFMON, or a pod's securityContext.capabilities.add)"
-	if got := describeMissing([]Capability{CapBPF, CapPerfmon}); got != want {
+	if got := describeMissing([]Capability{CapBPF, CapPerfmon}, " and "); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	want = "this process runs as root without CAP_PERFMON or CAP_SYS_ADMIN (a container's root lacks it unless added: --cap-add PERFMON --cap-add SYS_ADMIN, or a pod's securityContext.capabilities.add)"
+	if got := describeMissing([]Capability{CapPerfmon, CapSysAdmin}, " or "); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }

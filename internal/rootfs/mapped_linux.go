@@ -47,14 +47,32 @@ func OpenMapped(proc procfs.FS, pid int, m procfs.Mapping) (*os.File, error) {
 	} else {
 		err = &os.PathError{Op: "open", Path: name, Err: err}
 	}
+	if errors.Is(err, os.ErrPermission) {
+		err = fmt.Errorf("%w (%s)", err, mapFilesRemedy())
+	}
 	if rootErr == nil {
 		return nil, fmt.Errorf("open %s (deleted) mapped by %d: %w", m.Path, pid, err)
 	}
-	if errors.Is(err, os.ErrPermission) {
-		err = fmt.Errorf("%w (%s)", err, procfs.Remedy("the process's user", procfs.CapSysPtrace, procfs.CapSysAdmin))
+	rootMsg := rootErr.Error()
+	if errors.Is(rootErr, os.ErrPermission) {
+		// The root is a ptrace check: the process's own uid, or CAP_SYS_PTRACE.
+		rootMsg += " (" + procfs.Remedy("the process's user", procfs.CapSysPtrace) + ")"
 	}
 	// Only map_files' error is wrapped: it alone says whether the mapping is gone or out of reach.
-	return nil, fmt.Errorf("open %s mapped by %d: through its root: %s; through map_files: %w", m.Path, pid, rootErr.Error(), err)
+	return nil, fmt.Errorf("open %s mapped by %d: through its root: %s; through map_files: %w", m.Path, pid, rootMsg, err)
+}
+
+// mapFilesRemedy says what following /proc/PID/map_files needs that this process lacks: the kernel asks
+// CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN of every caller, whoever owns the process, and the directory
+// is the process's, mode 0500.
+func mapFilesRemedy() string {
+	if h := procfs.RootWithoutAny(procfs.CapCheckpointRestore, procfs.CapSysAdmin); h != "" {
+		return h
+	}
+	if h := procfs.RootWithout(procfs.CapDacOverride); h != "" {
+		return h
+	}
+	return "following map_files needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN, and CAP_DAC_OVERRIDE: run as root"
 }
 
 // mappedFile keeps fd, opened non-blocking, only if it is a regular file with m's device and inode (any,

@@ -282,8 +282,12 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 	if err := unix.Renameat(d.fd, t.Name, d.fd, p.Name); err != nil {
 		t.Discard()
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
-			return fmt.Errorf("%w: %s is %s in sticky %s, which only its owner or root can replace; run as root or have it removed",
-				ErrUnsafe, p.HostPath(), what, shown)
+			remedy := "run as root or have it removed"
+			if h := procfs.RootWithout(procfs.CapFowner); h != "" {
+				remedy = h + ", or have it removed"
+			}
+			return fmt.Errorf("%w: %s is %s in sticky %s, which only its owner or root can replace; %s",
+				ErrUnsafe, p.HostPath(), what, shown, remedy)
 		}
 		return fmt.Errorf("prepare %s: %w", p.HostPath(), err)
 	}

@@ -203,9 +203,12 @@ func (a *app) runAgent(ctx context.Context, af *agentFlags) error {
 		defer cancel()
 	}
 	log.Info("agent: started", "window", af.window, "freq", af.freq, "backends", len(sinks), "version", v)
-	if h := procfs.RootWithout(procfs.CapSysPtrace, procfs.CapPerfmon); h != "" {
-		// Without CAP_SYS_PTRACE other users' JVMs are not even seen; without CAP_PERFMON none is sampled.
-		log.Warn("agent: some or all JVMs cannot be profiled", "reason", h)
+	// Without CAP_SYS_PTRACE other users' JVMs are not even seen; without CAP_PERFMON (or
+	// CAP_SYS_ADMIN) none is sampled.
+	for _, h := range []string{procfs.RootWithout(procfs.CapSysPtrace), procfs.RootWithoutAny(procfs.CapPerfmon, procfs.CapSysAdmin)} {
+		if h != "" {
+			log.Warn("agent: some or all JVMs cannot be profiled", "reason", h)
+		}
 	}
 	err = agent.Run(ctx)
 	// The last window went out (or was counted as dropped): a stop by signal or --duration is a

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
+	"syscall"
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/procfs"
@@ -90,11 +90,13 @@ func Report(w io.Writer, tool string, err error) {
 var deployCaps = []procfs.Capability{procfs.CapSysPtrace, procfs.CapKill, procfs.CapDacOverride, procfs.CapDacReadSearch,
 	procfs.CapChown, procfs.CapFowner, procfs.CapPerfmon, procfs.CapSysAdmin}
 
-// CapsNote is, for a refusal whose message names no capability, the capabilities of docs/deploy.md's
-// table that this process lacks as root (a container's root lacks most): the refusal was likely one
-// of them. "" otherwise.
+// CapsNote is, for the kernel's refusal (EPERM, EACCES) whose message names no capability, the
+// capabilities of docs/deploy.md's table that this process lacks as root (a container's root lacks
+// most): the refusal was likely one of them. "" otherwise, and for jvmkit's own refusals (a planted
+// file, a socket the JVM did not make), which no capability lifts.
 func CapsNote(err error) string {
-	if !errors.Is(err, attach.ErrPermission) && !errors.Is(err, fs.ErrPermission) || strings.Contains(err.Error(), "CAP_") {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) || errno != syscall.EPERM && errno != syscall.EACCES || strings.Contains(err.Error(), "CAP_") {
 		return ""
 	}
 	h := procfs.RootWithout(deployCaps...)

@@ -631,12 +631,17 @@ func perfCounters(ctx context.Context, pid int, w io.Writer) error {
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
 			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w; %s", attach.ErrPermission, pid, tmp.ShownErr(err),
-				procfs.Remedy("the JVM's user", procfs.CapDacReadSearch))
+				t.RemedyAny(procfs.CapDacReadSearch, procfs.CapDacOverride))
 		}
 		return fmt.Errorf("JVM %d has no hsperfdata file (started with -XX:-UsePerfData or -XX:+PerfDisableSharedMem?): %w", pid, tmp.ShownErr(err))
 	}
 	d, err := hsperf.ReadFile(ctx, path)
 	if d == nil {
+		if errors.Is(err, os.ErrPermission) {
+			// The file is 0600, its directory 0755: the refusal comes here, not from Find.
+			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w; %s", attach.ErrPermission, pid, tmp.ShownErr(err),
+				t.RemedyAny(procfs.CapDacReadSearch, procfs.CapDacOverride))
+		}
 		return tmp.ShownErr(err)
 	}
 	if werr := hsperf.WritePerfCounters(w, d); werr != nil {
