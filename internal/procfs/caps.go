@@ -104,7 +104,7 @@ func describeMissing(missing []Capability, conj string) string {
 		it = "them"
 	}
 	return fmt.Sprintf("this process runs as root without %s (a container's root lacks %s unless added: --cap-add %s, or a pod's securityContext.capabilities.add)",
-		strings.Join(full, conj), it, strings.Join(short, " --cap-add "))
+		strings.Join(full, conj), it, strings.Join(short, conj+"--cap-add "))
 }
 
 // rootCaps is this process's effective capability set when it runs as root and the set can be read.

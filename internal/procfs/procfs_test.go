@@ -244,11 +244,11 @@ func TestDescribeMissingCaps(t *testing.T) {
 	if got := describeMissing([]Capability{CapSysPtrace}, " and "); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	want = "this process runs as root without CAP_BPF and CAP_PERFMON (a container's root lacks them unless added: --cap-add BPF --cap-add PERFMON, or a pod's securityContext.capabilities.add)"
+	want = "this process runs as root without CAP_BPF and CAP_PERFMON (a container's root lacks them unless added: --cap-add BPF and --cap-add PERFMON, or a pod's securityContext.capabilities.add)"
 	if got := describeMissing([]Capability{CapBPF, CapPerfmon}, " and "); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	want = "this process runs as root without CAP_PERFMON or CAP_SYS_ADMIN (a container's root lacks it unless added: --cap-add PERFMON --cap-add SYS_ADMIN, or a pod's securityContext.capabilities.add)"
+	want = "this process runs as root without CAP_PERFMON or CAP_SYS_ADMIN (a container's root lacks it unless added: --cap-add PERFMON or --cap-add SYS_ADMIN, or a pod's securityContext.capabilities.add)"
 	if got := describeMissing([]Capability{CapPerfmon, CapSysAdmin}, " or "); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}

@@ -52,7 +52,8 @@ func Lock(ctx context.Context, dfd int, dir, name string, uid, gid int) (*os.Fil
 			f.Close()
 			continue
 		case err != nil && !errors.Is(err, unix.ELOOP):
-			return nil, &os.PathError{Op: "open", Path: shown, Err: err}
+			// The lock file is the JVM's user's, mode 0600: root opens it by CAP_DAC_OVERRIDE.
+			return nil, procfs.Explain(&os.PathError{Op: "open", Path: shown, Err: err}, procfs.CapDacOverride)
 		}
 		if err != nil || !goodLockFile(fd, uid) {
 			// A link (ELOOP) or a file we must not trust: replace it in one step.

@@ -545,7 +545,12 @@ func (g *gjcmd) collectFile(ctx context.Context, cl *jcmd.Client, line, out stri
 			return err
 		}
 		wf.CopiedTo, wf.Size = to, n
-		res.notef("copied %s to %s (%d bytes)", f.Path, to, n)
+		if uid, same := sameFile(to, f.HostPath); same {
+			// dst was the JVM's own directory (--copy-to /proc/PID/root/tmp): its file, left as it is.
+			res.notef("%s is the file the JVM wrote, owned by uid %d: nothing to copy", to, uid)
+		} else {
+			res.notef("copied %s to %s (%d bytes)", f.Path, to, n)
+		}
 	}
 	res.Files = append(res.Files, wf)
 	return nil
