@@ -260,10 +260,10 @@ func TestExplainLeavesOthers(t *testing.T) {
 	if Explain(nil, CapChown) != nil {
 		t.Error("Explain(nil) is not nil")
 	}
-	if err := Explain(io.EOF, CapChown); err != io.EOF {
+	if err := Explain(io.EOF, CapChown); err != io.EOF { //nolint:errorlint // the very value
 		t.Errorf("Explain(io.EOF) = %v", err)
 	}
-	if err := Explain(os.ErrPermission); err != os.ErrPermission {
+	if err := Explain(os.ErrPermission); err != os.ErrPermission { //nolint:errorlint // the very value
 		t.Errorf("Explain(ErrPermission) without capabilities = %v", err)
 	}
 }

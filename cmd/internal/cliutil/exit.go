@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"syscall"
 
 	"github.com/jvmkit/jvmkit/attach"
-	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
 
@@ -84,24 +81,4 @@ func Report(w io.Writer, tool string, err error) {
 	if note := CapsNote(err); note != "" {
 		fmt.Fprintf(w, "%s: note: %s\n", tool, note)
 	}
-}
-
-// deployCaps are the capabilities docs/deploy.md's table asks for, one command or another.
-var deployCaps = []procfs.Capability{procfs.CapSysPtrace, procfs.CapKill, procfs.CapDacOverride, procfs.CapDacReadSearch,
-	procfs.CapChown, procfs.CapFowner, procfs.CapPerfmon, procfs.CapSysAdmin}
-
-// CapsNote is, for the kernel's refusal (EPERM, EACCES) whose message names no capability, the
-// capabilities of docs/deploy.md's table that this process lacks as root (a container's root lacks
-// most): the refusal was likely one of them. "" otherwise, and for jvmkit's own refusals (a planted
-// file, a socket the JVM did not make), which no capability lifts.
-func CapsNote(err error) string {
-	var errno syscall.Errno
-	if !errors.As(err, &errno) || errno != syscall.EPERM && errno != syscall.EACCES || strings.Contains(err.Error(), "CAP_") {
-		return ""
-	}
-	h := procfs.RootWithout(deployCaps...)
-	if h == "" {
-		return ""
-	}
-	return h + "; docs/deploy.md lists what each command needs"
 }

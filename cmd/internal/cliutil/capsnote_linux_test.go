@@ -3,12 +3,12 @@ package cliutil_test
 import (
 	"errors"
 	"fmt"
-	"syscall"
 	"testing"
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/cmd/internal/cliutil"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
+	"golang.org/x/sys/unix"
 )
 
 // TestCapsNoteOnlyForTheKernel: jvmkit's own refusals (a planted file, a foreign socket) and refusals
@@ -20,7 +20,7 @@ func TestCapsNoteOnlyForTheKernel(t *testing.T) {
 		errors.New("plain"),
 		fmt.Errorf("%w: socket owned by uid 7", attach.ErrPermission),
 		fmt.Errorf("%w: a link in /tmp", rootfs.ErrUnsafe),
-		fmt.Errorf("open x: %w (this process runs as root without CAP_CHOWN)", syscall.EPERM),
+		fmt.Errorf("open x: %w (this process runs as root without CAP_CHOWN)", unix.EPERM),
 	} {
 		if n := cliutil.CapsNote(err); n != "" {
 			t.Errorf("CapsNote(%v) = %q, want none", err, n)
