@@ -181,8 +181,8 @@ func CopyOut(ctx context.Context, t *attach.Target, path, dst string, overwrite 
 
 	dirFd, dir, name, err := openCopyDest(dst, path, overwrite, &srcSt, true)
 	if errors.Is(err, errSameFile) {
-		// The JVM wrote its file where the copy would go (--copy-to . in the JVM's working directory,
-		// --copy-to /proc/PID/root/tmp): it is there already, the JVM user's file (SameAsWritten).
+		// The JVM wrote the caller's own file where the copy would go (--copy-to . in the JVM's working
+		// directory): it is there already.
 		return filepath.Join(dir, name), srcSt.Size, nil
 	}
 	if err != nil {
@@ -230,15 +230,15 @@ func CheckCopyDest(dst, written string, overwrite bool) error {
 	return err
 }
 
-// errSameFile: the destination is the source itself (see openCopyDest).
+// errSameFile: the destination is the source itself, a file of the caller's (see openCopyDest).
 var errSameFile = errors.New("the destination is the file itself")
 
 // openCopyDest opens the directory a copy of path to dst goes into, after the checks CopyOut makes.
 // Without src (a check before the file exists) a directory dst is checked as a directory only, unless
 // named (path is the name the file will have); with src, the final name too, and a final name that is
-// src itself, with one link, gives errSameFile (with dir and name) instead of an existing-file refusal:
-// the JVM wrote its file where the copy would go (its own directory, reached through its root), and
-// nothing is written.
+// src itself, a file of the caller's with one link, gives errSameFile (with dir and name) instead of an
+// existing-file refusal: the JVM wrote the caller's file where the copy would go, and nothing is
+// written. Another user's is refused as an existing file, saying it is the JVM's.
 func openCopyDest(dst, path string, overwrite bool, src *unix.Stat_t, named bool) (dirFd int, dir, name string, err error) {
 	dir, name, dirIsDst, err := copyDestination(dst, path)
 	if err != nil {
@@ -280,8 +280,16 @@ func openCopyDest(dst, path string, overwrite bool, src *unix.Stat_t, named bool
 	var st unix.Stat_t
 	if exists && src != nil && unix.Fstatat(dirFd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil &&
 		st.Dev == src.Dev && st.Ino == src.Ino && st.Nlink == 1 {
-		unix.Close(dirFd)
-		return -1, dir, name, errSameFile
+		if int(st.Uid) == os.Geteuid() {
+			unix.Close(dirFd)
+			return -1, dir, name, errSameFile
+		}
+		if !overwrite {
+			// Another user's file is not the caller's copy, which CopyOut promises (a heap dump's reader
+			// must be the caller alone).
+			return fail(fmt.Errorf("jcmd: copy to %s: %w: it is the very file the JVM wrote, owned by uid %d, not a copy of yours; choose another directory, or overwrite it with your copy",
+				filepath.Join(dir, name), fs.ErrExist, st.Uid))
+		}
 	}
 	if exists && !overwrite {
 		return fail(fmt.Errorf("jcmd: copy to %s: %w (not overwriting it)", filepath.Join(dir, name), fs.ErrExist))

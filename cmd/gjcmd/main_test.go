@@ -635,17 +635,21 @@ func TestFilesFromContainers(t *testing.T) {
 			if r.code != want2.code || strings.Contains(want2.stdout, "Dumped recording") != strings.Contains(r.stdout, "Dumped recording") {
 				t.Errorf("bare JFR.dump: gjcmd %d %q, jcmd %d %q", r.code, r.stdout, want2.code, want2.stdout)
 			}
-			// --copy-to the very directory the JVM writes, seen from the host through its root: the copy
-			// is the JVM's own file, kept as it is (twice: the second finds it there).
+			// --copy-to the very directory the JVM writes, seen from the host through its root: the file
+			// there is the JVM's (uid 65534's), not a copy of the caller's. Refused, saying so, and kept;
+			// with --overwrite the caller's copy replaces it.
 			own := "/proc/" + pid + "/root/tmp"
-			for i := range 2 {
-				r = gjcmd(t, "--copy-to", own, pid, "JFR.dump", "name=c", "filename=/tmp/own.jfr")
-				if r.code != 0 {
-					t.Fatalf("JFR.dump --copy-to the JVM's own /tmp through its root, run %d: %d\n%s", i+1, r.code, r.stderr)
-				}
+			r = gjcmd(t, "--copy-to", own, pid, "JFR.dump", "name=c", "filename=/tmp/own.jfr")
+			if r.code != 1 || !strings.Contains(r.stderr, "it is the very file the JVM wrote, owned by uid 65534") {
+				t.Errorf("JFR.dump --copy-to the JVM's own /tmp through its root: exit %d, want 1 and that it is the JVM's file\n%s", r.code, r.stderr)
 			}
-			if st, err := os.Stat(filepath.Join(own, "own.jfr")); err != nil || st.Size() == 0 {
-				t.Errorf("own.jfr after --copy-to its own directory: %v", err)
+			var st unix.Stat_t
+			if err := unix.Stat(filepath.Join(own, "own.jfr"), &st); err != nil || st.Size == 0 || st.Uid != 65534 {
+				t.Errorf("own.jfr after --copy-to its own directory: %v, uid %d, %d bytes", err, st.Uid, st.Size)
+			}
+			r = gjcmd(t, "--copy-to", own, "--overwrite", pid, "JFR.dump", "name=c", "filename=/tmp/own.jfr")
+			if err := unix.Stat(filepath.Join(own, "own.jfr"), &st); r.code != 0 || err != nil || st.Size == 0 || st.Uid != 0 {
+				t.Errorf("JFR.dump --copy-to its own /tmp --overwrite: exit %d, %v, uid %d\n%s", r.code, err, st.Uid, r.stderr)
 			}
 		}
 	})
