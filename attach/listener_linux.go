@@ -102,10 +102,10 @@ func (t *Target) createTrigger(tmp *Dir) (*trigger, error) {
 		errs = append(errs, err)
 	}
 	err := errors.Join(errs...)
-	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, rootfs.ErrUnsafe) {
-		if errors.Is(err, rootfs.ErrUnsafe) {
-			return nil, fmt.Errorf("%w: cannot create the attach trigger file: %w", ErrPermission, err)
-		}
+	switch {
+	case errors.Is(err, rootfs.ErrUnsafe):
+		return nil, fmt.Errorf("%w: cannot create the attach trigger file: %w", ErrPermission, err)
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
 		return nil, fmt.Errorf("%w: cannot create the attach trigger file: %w; %s", ErrPermission, err, t.Remedy(procfs.CapDacOverride))
 	}
 	return nil, fmt.Errorf("attach: cannot create the attach trigger file: %w", err)

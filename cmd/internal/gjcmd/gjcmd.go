@@ -632,20 +632,23 @@ func perfCounters(ctx context.Context, pid int, w io.Writer) error {
 		return err
 	}
 	defer tmp.Close()
+	// The file is 0600, its directory 0755: the refusal comes from ReadFile, or from Find for a
+	// directory made otherwise.
+	refused := func(err error) error {
+		return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w; %s", attach.ErrPermission, pid, tmp.ShownErr(err),
+			t.RemedyAny(procfs.CapDacReadSearch, procfs.CapDacOverride))
+	}
 	path, err := hsperf.Find(tmp.Path(), t.NSPID, t.UID)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w; %s", attach.ErrPermission, pid, tmp.ShownErr(err),
-				t.RemedyAny(procfs.CapDacReadSearch, procfs.CapDacOverride))
+			return refused(err)
 		}
 		return fmt.Errorf("JVM %d has no hsperfdata file (started with -XX:-UsePerfData or -XX:+PerfDisableSharedMem?): %w", pid, tmp.ShownErr(err))
 	}
 	d, err := hsperf.ReadFile(ctx, path)
 	if d == nil {
 		if errors.Is(err, os.ErrPermission) {
-			// The file is 0600, its directory 0755: the refusal comes here, not from Find.
-			return fmt.Errorf("%w: cannot read the hsperfdata of %d: %w; %s", attach.ErrPermission, pid, tmp.ShownErr(err),
-				t.RemedyAny(procfs.CapDacReadSearch, procfs.CapDacOverride))
+			return refused(err)
 		}
 		return tmp.ShownErr(err)
 	}
