@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strconv"
 	"sync"
 	"time"
@@ -44,11 +43,17 @@ type Options struct {
 	// (false) lets the JVM buffer the output: nothing it does at a safepoint then waits for us.
 	Streaming bool
 	// Logger receives debug diagnostics (trigger location, protocol, timings). Nil: none.
-	Logger *slog.Logger
+	Logger Logger
 	// BeforeStart, when set, is called each time before attach starts the JVM's listener (creates the
 	// trigger file and signals the JVM), so that a caller can be ready to have it removed: gjcmd installs
 	// its SIGINT handler there when it had no reason to before.
 	BeforeStart func()
+}
+
+// Logger is what attach logs to: a *slog.Logger is one. It is an interface, not *slog.Logger, so that
+// gjcmd links no log/slog (its package inits are part of every start).
+type Logger interface {
+	Debug(msg string, args ...any)
 }
 
 // Reply is the answer of the JVM to one operation.

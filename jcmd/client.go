@@ -10,7 +10,6 @@ import (
 
 	"github.com/jvmkit/jvmkit/attach"
 	"github.com/jvmkit/jvmkit/internal/hsperf"
-	"github.com/jvmkit/jvmkit/internal/lazyre"
 )
 
 // Client runs diagnostic commands on one JVM. It is safe for concurrent use.
@@ -131,8 +130,6 @@ func (c *Client) unknownCommand(ctx context.Context, name string) error {
 	return fmt.Errorf("%w %q (see help)", ErrUnknownCommand, name)
 }
 
-var jdkLine = &lazyre.Regexp{Expr: `(?m)^JDK (\d+)`}
-
 // Feature returns the JVM's JDK feature release (17, 21, 25, ...): from its hsperfdata when it has
 // one (no attach operation), else from VM.version.
 func (c *Client) Feature(ctx context.Context) (int, error) {
@@ -158,8 +155,8 @@ func (c *Client) Feature(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if m := jdkLine.Get().FindStringSubmatch(out); m != nil {
-			f, _ = strconv.Atoi(m[1])
+		if digits, ok := matchJDKLine(out); ok {
+			f, _ = strconv.Atoi(digits)
 		}
 	}
 	if f == 0 {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
 // File is a file a diagnostic command wrote, named as the JVM sees it and as the caller can reach it.
@@ -190,11 +190,14 @@ func (c *Client) SystemProperties(ctx context.Context) (map[string]string, error
 // debugging (the jdwp option onjcmd, JDK-8336401).
 var ErrDebuggingUnsupported = errors.New("on-demand debugging is not supported since JDK 24")
 
+// Endpoint is a TCP socket's local address (IP and port); String formats it as net/netip does.
+type Endpoint = procfs.Endpoint
+
 // Debugger describes a JDWP agent that VM.start_java_debugging started.
 type Debugger struct {
-	Transport string           // dt_socket
-	Address   string           // as configured, e.g. 127.0.0.1:0
-	Listening []netip.AddrPort // the sockets the JVM started listening on: the real port when the configured one is 0
+	Transport string     // dt_socket
+	Address   string     // as configured, e.g. 127.0.0.1:0
+	Listening []Endpoint // the sockets the JVM started listening on: the real port when the configured one is 0
 }
 
 // StartDebugging starts the JDWP agent of a JVM started with

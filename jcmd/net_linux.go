@@ -2,13 +2,12 @@ package jcmd
 
 import (
 	"fmt"
-	"net/netip"
 
 	"github.com/jvmkit/jvmkit/internal/procfs"
 )
 
 // listeningTCP returns the TCP addresses on which process pid listens (procfs.FS.ListeningTCP).
-func listeningTCP(pid int) ([]netip.AddrPort, error) {
+func listeningTCP(pid int) ([]Endpoint, error) {
 	a, err := procfs.Default.ListeningTCP(pid)
 	if err != nil {
 		return nil, fmt.Errorf("jcmd: %w", err)

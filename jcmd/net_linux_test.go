@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +36,7 @@ func TestListeningTCPDebugging(t *testing.T) {
 	if err != nil || !strings.Contains(out, "127.0.0.1:0") {
 		t.Fatalf("VM.start_java_debugging: %q, %v", out, err)
 	}
-	var fresh []netip.AddrPort
+	var fresh []procfs.Endpoint
 	for deadline := time.Now().Add(10 * time.Second); len(fresh) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		after, err := procfs.Default.ListeningTCP(j.PID)
 		if err != nil {
@@ -49,11 +48,11 @@ func TestListeningTCPDebugging(t *testing.T) {
 			}
 		}
 	}
-	if len(fresh) != 1 || fresh[0].Addr() != netip.MustParseAddr("127.0.0.1") || fresh[0].Port() == 0 {
+	if len(fresh) != 1 || !fresh[0].Is4 || [4]byte(fresh[0].IP[:4]) != [4]byte{127, 0, 0, 1} || fresh[0].Port == 0 {
 		t.Fatalf("new listening sockets %v, want one on 127.0.0.1", fresh)
 	}
 	// The agent prints the port on the JVM's stdout, which a client of a remote JVM cannot see.
-	if want := "Listening for transport dt_socket at address: " + strconv.Itoa(int(fresh[0].Port())); !strings.Contains(j.Stdout(), want) {
+	if want := "Listening for transport dt_socket at address: " + strconv.Itoa(int(fresh[0].Port)); !strings.Contains(j.Stdout(), want) {
 		t.Errorf("stdout %q lacks %q", j.Stdout(), want)
 	}
 

@@ -4,12 +4,11 @@ package jcmd
 
 import (
 	"fmt"
-	"net/netip"
 
 	"github.com/jvmkit/jvmkit/attach"
 )
 
 // listeningTCP fails with attach.ErrNotSupported: only Linux is supported (it reads /proc).
-func listeningTCP(pid int) ([]netip.AddrPort, error) {
+func listeningTCP(pid int) ([]Endpoint, error) {
 	return nil, fmt.Errorf("jcmd: sockets of process %d: %w", pid, attach.ErrNotSupported)
 }

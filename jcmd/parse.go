@@ -87,9 +87,8 @@ func isCommandName(s string) bool {
 	return true
 }
 
-// The package's regular expressions are compiled on first use (lazyre.Regexp), not in its init: gjcmd
-// starts in a millisecond and pays only for the parsers it runs.
-var helpUnavailable = &lazyre.Regexp{Expr: `Help unavailable : '(.*)' : No such command`}
+// The package's regular expressions are compiled on first use (lazyre.Regexp), not in its init; those
+// on gjcmd's paths are hand-written matchers (match.go), so that gjcmd links no regexp engine.
 
 // ParseHelp parses the output of `help <name>`. Two layouts exist: HotSpot's own (DCmdParser::print_help,
 // one tab-indented line per argument: "\tname : [optional] description (TYPE, default)") and the
@@ -98,8 +97,8 @@ var helpUnavailable = &lazyre.Regexp{Expr: `Help unavailable : '(.*)' : No such 
 // A command the JVM does not have ("Help unavailable : ... : No such command") wraps
 // ErrUnknownCommand.
 func ParseHelp(out string) (*Command, error) {
-	if m := helpUnavailable.Get().FindStringSubmatch(out); m != nil {
-		return nil, fmt.Errorf("%w %q", ErrUnknownCommand, m[1])
+	if name, ok := matchHelpUnavailable(out); ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownCommand, name)
 	}
 	lines := splitLines(out)
 	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
@@ -212,8 +211,8 @@ func (p *helpParser) line(l string) {
 			p.entry = append(p.entry, t)
 		}
 	case secControls:
-		if m := controlLine.Get().FindStringSubmatch(l); m != nil {
-			p.control(m[1], m[2], m[3])
+		if name, placeholder, def, ok := matchControlLine(l); ok {
+			p.control(name, placeholder, def)
 		} else if t != "" && l[0] != ' ' {
 			p.sec = secNone
 		}
@@ -222,8 +221,8 @@ func (p *helpParser) line(l string) {
 
 func indent(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
 
-// controlLine is a .jfc option in JFR.start's help (JDK 25): "  gc=<off|normal|detailed|high|all>  (normal)".
-var controlLine = &lazyre.Regexp{Expr: `^\s+([A-Za-z][\w.-]*)=<([^>]*)>\s+\((.*)\)\s*$`}
+// A control line is a .jfc option in JFR.start's help (JDK 25): "  gc=<off|normal|detailed|high|all>  (normal)"
+// (matchControlLine).
 
 func (p *helpParser) control(name, placeholder, def string) {
 	if def == `""` {
@@ -1251,13 +1250,6 @@ func ParseJFRStart(out string) (id int, name string, err error) {
 	return id, name, nil
 }
 
-var (
-	writtenTo = &lazyre.Regexp{Expr: `(?m)written to:[ \t]*\r?\n(?:[ \t]*\r?\n)*([^\r\n]+)`}
-	heapDump  = &lazyre.Regexp{Expr: `(?m)^Dumping heap to (.+?) \.\.\.\s*$`}
-	created   = &lazyre.Regexp{Expr: `(?m)^Created (/.+?)\s*$`}
-	dumpedTo  = &lazyre.Regexp{Expr: `(?m)dumped to "(.+)"\.?\s*$`}
-)
-
 // DumpedPath extracts the file a command reports having written: JFR.dump and JFR.stop ("Dumped
 // recording "t1", 1.6 MB written to:\n\n<path>"), GC.heap_dump ("Dumping heap to <path> ..." followed
 // by "Heap dump file created [...]"), Thread.dump_to_file ("Created <path>") and System.dump_map
@@ -1266,21 +1258,21 @@ var (
 // names a file yet to come. The path is as the JVM sees it (its mount namespace, its cwd for
 // relative names).
 func DumpedPath(out string) (path string, ok bool) {
-	if m := writtenTo.Get().FindStringSubmatchIndex(out); m != nil {
-		if !strings.HasSuffix(strings.TrimRight(out[:m[0]], " "), "will be") {
-			if p := strings.TrimSpace(out[m[2]:m[3]]); p != "" && p != "N/A" {
+	if start, p, ok := matchWrittenTo(out); ok {
+		if !strings.HasSuffix(strings.TrimRight(out[:start], " "), "will be") {
+			if p := strings.TrimSpace(p); p != "" && p != "N/A" {
 				return p, true
 			}
 		}
 	}
-	if m := heapDump.Get().FindStringSubmatch(out); m != nil && strings.Contains(out, "Heap dump file created") {
-		return m[1], true
+	if p, ok := matchHeapDump(out); ok && strings.Contains(out, "Heap dump file created") {
+		return p, true
 	}
-	if m := created.Get().FindStringSubmatch(out); m != nil {
-		return m[1], true
+	if p, ok := matchCreated(out); ok {
+		return p, true
 	}
-	if m := dumpedTo.Get().FindStringSubmatch(out); m != nil {
-		return m[1], true
+	if p, ok := matchDumpedTo(out); ok {
+		return p, true
 	}
 	return "", false
 }

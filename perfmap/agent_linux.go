@@ -144,7 +144,11 @@ func FromAgent(ctx context.Context, pid int, opts AgentOptions) ([]Entry, error)
 	if err != nil {
 		return nil, err
 	}
-	vm, err := attach.Dial(ctx, pid, &attach.Options{Logger: opts.Logger})
+	aopts := &attach.Options{}
+	if opts.Logger != nil { // not a typed nil in the interface
+		aopts.Logger = opts.Logger
+	}
+	vm, err := attach.Dial(ctx, pid, aopts)
 	if err != nil {
 		return nil, err
 	}

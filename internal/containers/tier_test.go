@@ -699,7 +699,7 @@ func (c *tier) debugging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(after) != 1 || strconv.Itoa(int(after[0].Port())) != m[1] {
+	if len(after) != 1 || strconv.Itoa(int(after[0].Port)) != m[1] {
 		t.Errorf("gjcmd says JDWP listens on port %s; the JVM listens on %v", m[1], after)
 	}
 }

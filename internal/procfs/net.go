@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -15,7 +14,7 @@ import (
 
 // TCPSocket is one line of /proc/net/tcp or /proc/net/tcp6.
 type TCPSocket struct {
-	Local netip.AddrPort
+	Local Endpoint
 	State uint8  // kernel TCP state: 0x0A is TCP_LISTEN, 0x01 TCP_ESTABLISHED (include/net/tcp_states.h)
 	Inode uint64 // socket inode, as in the "socket:[<inode>]" links of /proc/<pid>/fd; 0 for TIME_WAIT
 }
@@ -72,40 +71,34 @@ func parseTCPLine(f []string, v6 bool) (TCPSocket, error) {
 }
 
 // parseHexAddrPort parses "0100007F:1F90" (127.0.0.1:8080 on a little-endian machine).
-func parseHexAddrPort(s string, v6 bool) (netip.AddrPort, error) {
+func parseHexAddrPort(s string, v6 bool) (Endpoint, error) {
 	addr, port, ok := strings.Cut(s, ":")
 	if !ok {
-		return netip.AddrPort{}, fmt.Errorf("address %q: no port", s)
+		return Endpoint{}, fmt.Errorf("address %q: no port", s)
 	}
 	size := 4
 	if v6 {
 		size = 16
 	}
 	if len(addr) != 2*size {
-		return netip.AddrPort{}, fmt.Errorf("address %q: %d hex digits, want %d", s, len(addr), 2*size)
+		return Endpoint{}, fmt.Errorf("address %q: %d hex digits, want %d", s, len(addr), 2*size)
 	}
 	var buf [16]byte
 	for i := 0; i < size; i += 4 {
 		w, err := strconv.ParseUint(addr[2*i:2*i+8], 16, 32)
 		if err != nil {
-			return netip.AddrPort{}, fmt.Errorf("address %q: %w", s, err)
+			return Endpoint{}, fmt.Errorf("address %q: %w", s, err)
 		}
 		binary.NativeEndian.PutUint32(buf[i:], uint32(w))
 	}
 	if len(port) == 0 || len(port) > 4 {
-		return netip.AddrPort{}, fmt.Errorf("address %q: bad port", s)
+		return Endpoint{}, fmt.Errorf("address %q: bad port", s)
 	}
 	p, err := strconv.ParseUint(port, 16, 16)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("address %q: port: %w", s, err)
+		return Endpoint{}, fmt.Errorf("address %q: port: %w", s, err)
 	}
-	var a netip.Addr
-	if v6 {
-		a = netip.AddrFrom16(buf)
-	} else {
-		a = netip.AddrFrom4([4]byte(buf[:4]))
-	}
-	return netip.AddrPortFrom(a, uint16(p)), nil
+	return Endpoint{IP: buf, Is4: !v6, Port: uint16(p)}, nil
 }
 
 // ListeningTCP returns the TCP addresses (IPv4 and IPv6) on which process pid has listening sockets,
@@ -116,12 +109,12 @@ func parseHexAddrPort(s string, v6 bool) (netip.AddrPort, error) {
 //
 // It exists for VM.start_java_debugging: a JVM started with address=127.0.0.1:0 reports port 0, and the
 // real port shows only as a new listening socket.
-func (fsys FS) ListeningTCP(pid int) ([]netip.AddrPort, error) {
+func (fsys FS) ListeningTCP(pid int) ([]Endpoint, error) {
 	inodes, err := fsys.socketInodes(pid)
 	if err != nil {
 		return nil, err
 	}
-	var out []netip.AddrPort
+	var out []Endpoint
 	for _, file := range []struct {
 		name string
 		v6   bool
@@ -141,11 +134,11 @@ func (fsys FS) ListeningTCP(pid int) ([]netip.AddrPort, error) {
 		}
 		for _, s := range socks {
 			if s.State == tcpListen && inodes[s.Inode] {
-				out = append(out, netip.AddrPortFrom(s.Local.Addr().Unmap(), s.Local.Port()))
+				out = append(out, s.Local.Unmap())
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b netip.AddrPort) int { return a.Compare(b) })
+	slices.SortFunc(out, Endpoint.Compare)
 	return slices.Compact(out), nil
 }
 

@@ -17,12 +17,12 @@ func TestListeningTCPSelf(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l4.Close()
-	want := []netip.AddrPort{l4.Addr().(*net.TCPAddr).AddrPort()}
+	want := []Endpoint{fromNetip(l4.Addr().(*net.TCPAddr).AddrPort())}
 	// ":0" is a dual-stack IPv6 socket on Linux, in tcp6 as [::].
 	if l6, err := net.Listen("tcp", ":0"); err == nil {
 		defer l6.Close()
 		if a := l6.Addr().(*net.TCPAddr).AddrPort(); a.Addr().Is6() {
-			want = append(want, netip.AddrPortFrom(netip.IPv6Unspecified(), a.Port()))
+			want = append(want, fromNetip(netip.AddrPortFrom(netip.IPv6Unspecified(), a.Port())))
 		}
 	}
 	// A connected socket is not listening.
@@ -41,7 +41,7 @@ func TestListeningTCPSelf(t *testing.T) {
 			t.Errorf("ListeningTCP(self) = %v, misses %v", got, w)
 		}
 	}
-	if slices.Contains(got, c.LocalAddr().(*net.TCPAddr).AddrPort()) {
+	if slices.Contains(got, fromNetip(c.LocalAddr().(*net.TCPAddr).AddrPort())) {
 		t.Errorf("ListeningTCP(self) = %v includes the connected socket", got)
 	}
 

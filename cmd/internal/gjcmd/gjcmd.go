@@ -3,11 +3,9 @@ package gjcmd
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -238,7 +236,7 @@ func (g *gjcmd) execute(ctx context.Context, pid int, req request, w io.Writer) 
 	}
 	opts := &attach.Options{AttachTimeout: g.attachTimeout, Protocol: g.protocol, Streaming: g.streaming, BeforeStart: g.arm}
 	if g.verbose {
-		opts.Logger = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts.Logger = stderrLogger{g.stderr}
 	}
 	start := time.Now()
 	cl, err := jcmd.Dial(ctx, pid, opts)
@@ -709,12 +707,7 @@ func (g *gjcmd) runBuffered(ctx context.Context, pids []int, req request) error 
 		}
 	}
 	if g.jsonOut {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
-			Schema  string    `json:"schema"`
-			Results []*result `json:"results"`
-		}{"jvmkit.gjcmd/v1", results}); err != nil {
+		if _, err := g.stdout.Write(resultsJSON(results)); err != nil {
 			return err
 		}
 	}
@@ -744,12 +737,8 @@ func (g *gjcmd) listJVMs(ctx context.Context) error {
 		if jvms == nil {
 			jvms = []jcmd.JVM{}
 		}
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Schema string     `json:"schema"`
-			JVMs   []jcmd.JVM `json:"jvms"`
-		}{"jvmkit.gjcmd.list/v1", jvms})
+		_, err := g.stdout.Write(jvmsJSON(jvms))
+		return err
 	}
 	for _, j := range jvms {
 		// jcmd lists attachable JVMs only; so do we (--json shows all).
@@ -774,4 +763,18 @@ func (c *countWriter) Write(p []byte) (int, error) {
 		c.kept.Write(p)
 	}
 	return c.w.Write(p)
+}
+
+// stderrLogger prints attach's diagnostics for -v as "gjcmd: <message> pid=N" lines.
+type stderrLogger struct{ w io.Writer }
+
+func (l stderrLogger) Debug(msg string, args ...any) {
+	var b strings.Builder
+	b.WriteString("gjcmd: ")
+	b.WriteString(msg)
+	for i := 0; i+1 < len(args); i += 2 {
+		fmt.Fprintf(&b, " %v=%v", args[i], args[i+1])
+	}
+	b.WriteByte('\n')
+	_, _ = io.WriteString(l.w, b.String())
 }
