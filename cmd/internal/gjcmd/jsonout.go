@@ -70,16 +70,17 @@ func (w *jsonWriter) boolField(k string, v bool) {
 	w.b = strconv.AppendBool(w.b, v)
 }
 
-func (w *jsonWriter) strArray(k string, v []string) {
+// array writes member k, an array of n elements written by elem; null when isNil (a nil slice).
+func (w *jsonWriter) array(k string, n int, isNil bool, elem func(i int)) {
 	w.key(k)
-	if v == nil {
+	if isNil {
 		w.b = append(w.b, "null"...)
 		return
 	}
 	w.open('[')
-	for _, s := range v {
+	for i := range n {
 		w.elem()
-		w.str(s)
+		elem(i)
 	}
 	w.close(']')
 }
@@ -132,17 +133,7 @@ func resultsJSON(results []*result) []byte {
 	w := &jsonWriter{}
 	w.open('{')
 	w.strField("schema", "jvmkit.gjcmd/v1")
-	w.key("results")
-	if results == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.open('[')
-		for _, r := range results {
-			w.elem()
-			r.writeJSON(w)
-		}
-		w.close(']')
-	}
+	w.array("results", len(results), results == nil, func(i int) { results[i].writeJSON(w) })
 	w.close('}')
 	return append(w.b, '\n')
 }
@@ -164,10 +155,8 @@ func (r *result) writeJSON(w *jsonWriter) {
 	}
 	w.intField("exit", int64(r.Exit))
 	if len(r.Files) > 0 {
-		w.key("files")
-		w.open('[')
-		for _, f := range r.Files {
-			w.elem()
+		w.array("files", len(r.Files), false, func(i int) {
+			f := r.Files[i]
 			w.open('{')
 			w.strField("path", f.Path)
 			w.strField("host_path", f.HostPath)
@@ -178,11 +167,10 @@ func (r *result) writeJSON(w *jsonWriter) {
 				w.intField("size", f.Size)
 			}
 			w.close('}')
-		}
-		w.close(']')
+		})
 	}
 	if len(r.Notes) > 0 {
-		w.strArray("notes", r.Notes)
+		w.array("notes", len(r.Notes), false, func(i int) { w.str(r.Notes[i]) })
 	}
 	w.close('}')
 }
@@ -192,29 +180,22 @@ func jvmsJSON(jvms []jcmd.JVM) []byte {
 	w := &jsonWriter{}
 	w.open('{')
 	w.strField("schema", "jvmkit.gjcmd.list/v1")
-	w.key("jvms")
-	if jvms == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.open('[')
-		for _, j := range jvms {
-			w.elem()
-			w.open('{')
-			w.intField("pid", int64(j.PID))
-			w.intField("nspid", int64(j.NSPID))
-			w.intField("uid", int64(j.UID))
-			w.strField("main_class", j.MainClass)
-			w.strField("command", j.Command)
-			w.boolField("hotspot", j.HotSpot)
-			w.boolField("attachable", j.Attachable)
-			if j.PerfData != "" {
-				w.strField("perfdata", j.PerfData)
-			}
-			w.boolField("container", j.Container)
-			w.close('}')
+	w.array("jvms", len(jvms), jvms == nil, func(i int) {
+		j := jvms[i]
+		w.open('{')
+		w.intField("pid", int64(j.PID))
+		w.intField("nspid", int64(j.NSPID))
+		w.intField("uid", int64(j.UID))
+		w.strField("main_class", j.MainClass)
+		w.strField("command", j.Command)
+		w.boolField("hotspot", j.HotSpot)
+		w.boolField("attachable", j.Attachable)
+		if j.PerfData != "" {
+			w.strField("perfdata", j.PerfData)
 		}
-		w.close(']')
-	}
+		w.boolField("container", j.Container)
+		w.close('}')
+	})
 	w.close('}')
 	return append(w.b, '\n')
 }
