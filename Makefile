@@ -81,13 +81,15 @@ fuzz:
 	  done; \
 	done
 
-# Rebuild the JVMTI perf-map agents that the perfmap package embeds (perfmap/agent/build.sh and a JDK 17's
+# Rebuild the JVMTI agents that the jvmti package embeds (jvmti/agent/build.sh and a JDK 17's
 # headers, JDK_INCLUDE=...): amd64 with gcc, arm64 with Debian's gcc-aarch64-linux-gnu. Commit the libraries
 # and their .buildinfo with the C source; TestAgentLibraryFresh fails on a stale one. `build` and `release`
 # need no C compiler: they use the committed libraries.
 agent:
-	CC=gcc ARCH=amd64 perfmap/agent/build.sh
-	CC=aarch64-linux-gnu-gcc ARCH=arm64 perfmap/agent/build.sh
+	for n in perfmap heapsample; do \
+		NAME=$$n CC=gcc ARCH=amd64 jvmti/agent/build.sh && \
+		NAME=$$n CC=aarch64-linux-gnu-gcc ARCH=arm64 jvmti/agent/build.sh || exit 1; \
+	done
 
 # Everything a user downloads, from the commit at HEAD (VERSION= to name it otherwise): per architecture
 # (amd64, arm64) a .tar.gz (binaries, README, completions, man pages), a .deb, an .rpm and an OCI image

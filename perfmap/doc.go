@@ -55,7 +55,7 @@
 // JVM runs Compiler.perfmap. The lock is for liveness; correctness comes from the checks above and from
 // publishing by rename.
 //
-// FromAgent loads jvmkit's own JVMTI agent (perfmap/agent, C, embedded in the Go binary, so that
+// FromAgent loads jvmkit's own JVMTI agent (jvmti/agent, C, embedded in the Go binary, so that
 // `go install` builds need no compiler) into the JVM with the attach mechanism's load operation: the
 // library is written into the JVM's own filesystem under a content-addressed name, the agent replays the
 // JVM's compiled-method and generated-code events into a map in a fresh private directory, and the map is

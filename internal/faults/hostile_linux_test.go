@@ -421,7 +421,7 @@ func TestHostileTmp(t *testing.T) {
 // .jvmkit-agent-<first 16 bytes of the library's SHA-256>).
 func agentLibDir(*testutil.JVM) string {
 	_, file, _, _ := runtime.Caller(0)
-	lib := filepath.Join(filepath.Dir(file), "..", "..", "perfmap", "agent", "libjvmkit-perfmap-linux-"+runtime.GOARCH+".so")
+	lib := filepath.Join(filepath.Dir(file), "..", "..", "jvmti", "agent", "libjvmkit-perfmap-linux-"+runtime.GOARCH+".so")
 	b, err := os.ReadFile(lib)
 	if err != nil {
 		panic(fmt.Sprintf("agent library: %v", err))

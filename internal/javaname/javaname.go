@@ -176,12 +176,13 @@ func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// TypeName turns a field descriptor ("I", "[B", "[Ljava/lang/Object;", "Ljava/lang/String;") into its
-// Java name ("int", "byte[]", "java.lang.Object[]", "java.lang.String"); a string that is not a field
-// descriptor is a class name and goes through ClassName. JFR and the JVM name array classes by
-// descriptor and other classes by internal name.
+// TypeName turns a field descriptor of an array or a class ("[B", "[Ljava/lang/Object;",
+// "Ljava/lang/String;") into its Java name ("byte[]", "java.lang.Object[]", "java.lang.String"); any other
+// string is a class name and goes through ClassName. JFR and the JVM name array classes by descriptor
+// and other classes by internal name; JVMTI's GetClassSignature gives descriptors of both (a class name
+// cannot hold ';', so "L...;" is always a descriptor).
 func TypeName(s string) string {
-	if strings.HasPrefix(s, "[") {
+	if strings.HasPrefix(s, "[") || strings.HasPrefix(s, "L") && strings.HasSuffix(s, ";") {
 		if t, rest, err := fieldType(s); err == nil && rest == "" {
 			return t
 		}

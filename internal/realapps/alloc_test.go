@@ -15,6 +15,7 @@ import (
 
 	"github.com/jvmkit/jvmkit/flame"
 	"github.com/jvmkit/jvmkit/internal/testutil"
+	"github.com/jvmkit/jvmkit/jvmti"
 	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/usdt/hotspot"
 )
@@ -74,6 +75,36 @@ type allocRun struct {
 	// estTruth that instance's bytes per class over the estimate's window, from bpftrace's counts.
 	estimate *allocData
 	estTruth map[string]int64
+	// heap is alloc --heap-sampling's sampler (jvmti.HeapSample) run on the full-probe instance itself over
+	// the same time, and heapTruth that instance's bytes per class over the heap sampler's window.
+	heap      *jvmti.HeapProfile
+	heapTruth map[string]int64
+}
+
+// heapInterval is the heap sampler's mean distance between samples in the real-application tier: 8-12k
+// samples in allocSpan on the full-probe instances here.
+const heapInterval = 64 << 10
+
+// heapRun is a heap-sampling session and its window (CLOCK_MONOTONIC ns).
+type heapRun struct {
+	p        *jvmti.HeapProfile
+	err      error
+	from, to int64
+}
+
+// startHeap runs the heap sampler on JVM pid for allocSpan, in the background.
+func startHeap(t *testing.T, pid int) <-chan heapRun {
+	done := make(chan heapRun, 1)
+	go func() {
+		mono, wall := monotonic(), time.Now()
+		p, err := jvmti.HeapSample(t.Context(), pid, jvmti.HeapSampleOptions{Duration: allocSpan, Interval: heapInterval})
+		r := heapRun{p: p, err: err}
+		if p != nil {
+			r.from, r.to = mono+p.Start.Sub(wall).Nanoseconds(), mono+p.End.Sub(wall).Nanoseconds()
+		}
+		done <- r
+	}()
+	return done
 }
 
 // startEstimate traces the full-probe instance with the sampled mode's weights, in process: a sample at
@@ -125,6 +156,7 @@ func testAlloc(t *testing.T, tl tools, app, truth *instance) *allocRun {
 	var t0 int64
 	var est *hotspot.AllocTrace
 	var estFrom int64
+	var heapDone <-chan heapRun
 	if truth != nil {
 		// Counted per class and per bucket of CLOCK_MONOTONIC time (bpftrace's nsecs), so that it is compared
 		// with jvmkit over the window jvmkit counted: the two attach seconds apart on a loaded machine, and
@@ -141,6 +173,7 @@ func testAlloc(t *testing.T, tl tools, app, truth *instance) *allocRun {
 			t0 = attached(t, tracer, "tracing collections")
 		}
 		est, estFrom = startEstimate(t, truth.PID)
+		heapDone = startHeap(t, truth.PID)
 		full = start(t, tl.jvmkit, "alloc", strconv.Itoa(truth.PID), "--duration", allocSpan.String(), "--json")
 	}
 	sampled := start(t, tl.jvmkit, "alloc", strconv.Itoa(app.PID), "--duration", allocSpan.String(), "--json", "--switch-flags")
@@ -211,6 +244,12 @@ func testAlloc(t *testing.T, tl tools, app, truth *instance) *allocRun {
 		check(t, "alloc.bpftrace-bytes", bytesAgree >= 0.95, "jvmkit alloc's and bpftrace's byte shares on the same probe agree %.1f%%, want ≥ 95%%", 100*bytesAgree)
 	}
 	run.estTruth = estimateTruth(t, maps, run.estimate, run.truth)
+	if h := <-heapDone; h.err != nil {
+		t.Errorf("heap sampling on the full-probe instance: %v", h.err)
+	} else {
+		run.heap = h.p
+		run.heapTruth = estimateTruth(t, maps, &allocData{WindowStart: h.from, WindowEnd: h.to}, run.truth)
+	}
 	keepTruthSizes(app.JDK, run.truth)
 	return run
 }
@@ -370,6 +409,26 @@ func compareAllocTruth(t *testing.T, app *testutil.App, run *allocRun, events []
 		if enough(t, "alloc.estimate", "samples in the full-probe JVM", total(ep), 1000) {
 			check(t, "alloc.estimate-top10", eTied >= 9, "the estimator in the full-probe JVM: top 10 by bytes %d/10 of its truth's, want ≥ 9", eTied)
 			check(t, "alloc.estimate-shares", eAgree >= 0.85, "the estimator in the full-probe JVM: byte shares agree %.1f%% with its truth's, want ≥ 85%%", 100*eAgree)
+		}
+	}
+	if h, ht := run.heap, run.heapTruth; h != nil {
+		// alloc --heap-sampling's sampler in the full-probe JVM itself, against bpftrace's count of every
+		// allocation over the same window: samples at random bytes, not where new TLABs start.
+		hb, hs := map[string]int64{}, map[string]int64{}
+		for c, v := range h.Classes {
+			hb[c], hs[c] = int64(v.Bytes), int64(v.Samples)
+		}
+		hTied := TiedOverlap(hb, ht, 10, sampleSlack(hs))
+		hAgree := ShareAgreement(hb, ht)
+		t.Logf("alloc --heap-sampling in the full-probe JVM (%d samples, interval %d, %v) vs its full probe over the same window: "+
+			"top 10 by bytes %d/10 (%d/10 as ranked), byte shares agree %.1f%%; top 10 %s", h.Samples, h.Interval,
+			h.End.Sub(h.Start).Round(time.Millisecond), hTied, Overlap(Top(hb, 10), Top(ht, 10)), 100*hAgree, withCounts(Top(hb, 10), hb))
+		note := inconclusive(int64(h.Samples), 1000)
+		record(id, "alloc --heap-sampling in the full-probe JVM vs its full probe: top-10 by bytes", fmt.Sprintf("%d/10", hTied), "≥ 9/10", note)
+		record(id, "alloc --heap-sampling in the full-probe JVM vs its full probe: byte shares agree", pct(hAgree), "≥ 85%", note)
+		if enough(t, "alloc.heap", "heap samples in the full-probe JVM", int64(h.Samples), 1000) {
+			check(t, "alloc.heap-top10", hTied >= 9, "alloc --heap-sampling in the full-probe JVM: top 10 by bytes %d/10 of its truth's, want ≥ 9", hTied)
+			check(t, "alloc.heap-shares", hAgree >= 0.85, "alloc --heap-sampling in the full-probe JVM: byte shares agree %.1f%% with its truth's, want ≥ 85%%", 100*hAgree)
 		}
 	}
 	// A floor that holds whatever the load (the applications' and this machine's): the

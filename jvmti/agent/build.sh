@@ -1,9 +1,10 @@
 #!/bin/sh
-# Builds jvmkit's JVMTI perf-map agent, libjvmkit-perfmap-linux-<arch>.so, from jvmkit_perfmap.c, and
-# records what it was built from in <library>.buildinfo, which perfmap's tests compare with the sources
-# (a stale library fails TestAgentLibraryFresh; with the same compiler, a rebuild must give the same bytes).
+# Builds one of jvmkit's JVMTI agents, libjvmkit-<name>-linux-<arch>.so, from jvmkit_<name>.c, and records
+# what it was built from in <library>.buildinfo, which jvmti's tests compare with the sources (a stale
+# library fails TestAgentLibraryFresh; with the same compiler, a rebuild must give the same bytes).
 #
 # Run it as `make agent`. Environment:
+#   NAME         the agent: perfmap (default) or heapsample
 #   CC           the C compiler (default gcc)
 #   JDK_INCLUDE  the include directory of a JDK 17 (default /usr/lib/jvm/java-17-openjdk-amd64/include);
 #                jvmti.h is the same for every JDK from 9 on, as far as this agent uses it
@@ -16,6 +17,7 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
+NAME=${NAME:-perfmap}
 CC=${CC:-gcc}
 JDK_INCLUDE=${JDK_INCLUDE:-/usr/lib/jvm/java-17-openjdk-amd64/include}
 OUT=${OUT:-$here}
@@ -33,7 +35,7 @@ for h in "$JDK_INCLUDE/jvmti.h" "$JDK_INCLUDE/jvmticmlr.h" "$JDK_INCLUDE/linux/j
 	fi
 done
 
-lib=libjvmkit-perfmap-linux-$ARCH.so
+lib=libjvmkit-$NAME-linux-$ARCH.so
 tmp=$OUT/.$lib.$$.tmp
 trap 'rm -f "$tmp" "$tmp.info"' EXIT
 
@@ -47,14 +49,14 @@ $CC -std=gnu11 -O2 -fPIC -shared -fvisibility=hidden \
 	-isystem "$JDK_INCLUDE" -isystem "$JDK_INCLUDE/linux" \
 	-Wl,--build-id=none -Wl,-z,nodelete -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack \
 	-Wl,--hash-style=both -Wl,--no-undefined -Wl,-s \
-	-o "$tmp" jvmkit_perfmap.c
+	-o "$tmp" "jvmkit_$NAME.c"
 
 sum() { sha256sum "$1" | cut -d' ' -f1; }
 {
-	echo "# Written by build.sh; read by perfmap's TestAgentLibraryFresh. Do not edit."
+	echo "# Written by build.sh; read by jvmti's TestAgentLibraryFresh. Do not edit."
 	echo "library: $lib"
 	echo "library-sha256: $(sum "$tmp")"
-	echo "source-sha256: $(sum jvmkit_perfmap.c)"
+	echo "source-sha256: $(sum "jvmkit_$NAME.c")"
 	echo "build-sha256: $(sum build.sh)"
 	echo "jvmti-sha256: $(sum "$JDK_INCLUDE/jvmti.h")"
 	echo "compiler: $($CC --version | head -n 1)"
