@@ -89,24 +89,9 @@ func TestHeapSampleDeadline(t *testing.T) {
 	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m"}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := jvmti.Open(ctx, j.PID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, libPath, dir, dfd, release := stageHeapAgent(t, ctx, j.PID)
 	defer s.Close()
-	lib, name, err := jvmti.Library("heapsample")
-	if err != nil {
-		t.Fatal(err)
-	}
-	libPath, release, err := s.Stage(name, lib)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer release()
-	dir, dfd, err := s.PrivateDir(".jvmkit-heapsample-")
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer s.RemovePrivateDir(dir, dfd)
 	deadline := time.Now().Add(2 * time.Second).Unix()
 	opts := fmt.Sprintf("start,interval=65536,deadline=%d,max=268435456,file=/tmp/%s/samples", deadline, dir)
@@ -149,22 +134,7 @@ func TestHeapSampleOrphan(t *testing.T) {
 	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m"}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := jvmti.Open(ctx, j.PID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, name, err := jvmti.Library("heapsample")
-	if err != nil {
-		t.Fatal(err)
-	}
-	libPath, release, err := s.Stage(name, lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, dfd, err := s.PrivateDir(".jvmkit-heapsample-")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, libPath, dir, dfd, release := stageHeapAgent(t, ctx, j.PID)
 	opts := fmt.Sprintf("start,interval=65536,deadline=%d,max=268435456,file=/tmp/%s/samples", time.Now().Add(time.Hour).Unix(), dir)
 	if err := s.Load(ctx, libPath, opts); err != nil {
 		t.Fatal(err)
@@ -188,3 +158,28 @@ func TestHeapSampleOrphan(t *testing.T) {
 }
 
 func closeFD(fd int) error { return unix.Close(fd) }
+
+// stageHeapAgent opens a session on JVM pid with the heap-sampling agent staged and a private directory
+// of the prefix HeapSample uses, as HeapSample does before it loads the agent.
+func stageHeapAgent(t *testing.T, ctx context.Context, pid int) (s *jvmti.Session, libPath, dir string, dfd int, release func()) {
+	t.Helper()
+	s, err := jvmti.Open(ctx, pid, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, name, err := jvmti.Library("heapsample")
+	if err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	if libPath, release, err = s.Stage(name, lib); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	if dir, dfd, err = s.PrivateDir(".jvmkit-heapsample-"); err != nil {
+		release()
+		s.Close()
+		t.Fatal(err)
+	}
+	return s, libPath, dir, dfd, release
+}

@@ -511,12 +511,7 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 		if sample {
 			out.Mode, out.Note = "sample", sampleNote+"; "+out.Note
 		}
-		p := *prof
-		p.Classes = shown
-		if p.Classes == nil {
-			p.Classes = []hotspot.ClassAlloc{}
-		}
-		out.Profile = &p
+		out.Profile = shownProfile(prof, shown)
 		return a.printJSON("jvmkit.alloc/v1", out)
 	case folded:
 		w := bufio.NewWriter(a.stdout)
@@ -530,6 +525,16 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 		return w.Flush()
 	}
 	return writeAllocTable(a.stdout, pid, version, elapsed, sample, prof, shown)
+}
+
+// shownProfile is prof with the classes shown (--top) only, never null in JSON.
+func shownProfile(prof *hotspot.AllocProfile, shown []hotspot.ClassAlloc) *hotspot.AllocProfile {
+	p := *prof
+	p.Classes = shown
+	if p.Classes == nil {
+		p.Classes = []hotspot.ClassAlloc{}
+	}
+	return &p
 }
 
 func writeAllocTable(out io.Writer, pid int, version string, elapsed time.Duration, sample bool, prof *hotspot.AllocProfile, shown []hotspot.ClassAlloc) error {

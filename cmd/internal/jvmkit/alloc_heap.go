@@ -49,12 +49,7 @@ func (a *jvmkit) runAllocHeap(ctx context.Context, pid int, duration time.Durati
 	switch {
 	case a.json:
 		out := allocJSON{PID: pid, DurationNS: elapsed.Nanoseconds(), Mode: "heap-sampling", Note: note, Flags: []hotspot.FlagState{}}
-		pr := *prof
-		pr.Classes = shown
-		if pr.Classes == nil {
-			pr.Classes = []hotspot.ClassAlloc{}
-		}
-		out.Profile = &pr
+		out.Profile = shownProfile(prof, shown)
 		return a.printJSON("jvmkit.alloc/v1", out)
 	case folded:
 		w := bufio.NewWriter(a.stdout)
