@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -31,8 +33,15 @@ const heapDirPrefix = ".jvmkit-heapsample-"
 // in a JVM (HotSpot's interval is global): a second fails with an error wrapping ErrBusy, unless the
 // running one's jvmkit was killed (no live session holds a directory in the JVM's /tmp), which is then
 // stopped first. The agent's library stays loaded in the JVM, idle.
+//
+// HotSpot's sampler is one per JVM, shared by every JVMTI agent: turning it off at the end also ends the
+// heap sampling of another agent that used it meanwhile (async-profiler's alloc mode), and the interval
+// set is not the one before (JVMTI cannot read it back).
 func HeapSample(ctx context.Context, pid int, opts HeapSampleOptions) (*HeapProfile, error) {
 	opts.defaults()
+	if opts.Interval > math.MaxInt32 {
+		return nil, fmt.Errorf("jvmti: heap-sampling interval %d bytes: at most %d", opts.Interval, math.MaxInt32)
+	}
 	lib, name, err := Library("heapsample")
 	if err != nil {
 		return nil, err
@@ -56,17 +65,30 @@ func HeapSample(ctx context.Context, pid int, opts HeapSampleOptions) (*HeapProf
 	deadline := time.Now().Add(opts.Duration + time.Minute)
 	start := "start,interval=" + strconv.Itoa(opts.Interval) + ",deadline=" + strconv.FormatInt(deadline.Unix()+1, 10) +
 		",max=" + strconv.FormatInt(opts.MaxBytes, 10) + ",file=" + file
+	stop := "stop,file=" + file
+	// Stops go out even when ctx is done: the JVM must not keep sampling.
+	stopCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	}
 	p := &HeapProfile{Interval: opts.Interval, Start: time.Now()}
 	err = s.Load(ctx, libPath, start)
 	if hasCode(err, rcState) && !s.othersLive(dir) {
 		// A session runs that no live jvmkit holds (its directory's lock was free, and PrivateDir removed
-		// it): its jvmkit was killed. It would end at its deadline; it ends now.
+		// it): its jvmkit was killed. It would end at its deadline; it ends now. Whatever that stop says
+		// (a write error of the orphan's file) is the orphan's, not ours.
 		s.debug("stopping an orphaned heap-sampling session")
-		if err := s.Load(ctx, libPath, "stop"); err != nil && !hasCode(err, rcEnded) && !hasCode(err, rcState) {
-			return nil, heapFailure(pid, err, file)
+		if err := s.Load(ctx, libPath, "stop"); err != nil {
+			s.debug("orphan's stop", "err", err)
 		}
 		p.Start = time.Now()
 		err = s.Load(ctx, libPath, start)
+	}
+	var ae *attach.AgentError
+	if err != nil && !errors.As(err, &ae) {
+		// The start may have reached the JVM before the connection failed or ctx was cancelled: stop it.
+		sctx, cancel := stopCtx()
+		_ = s.Load(sctx, libPath, stop)
+		cancel()
 	}
 	if err := heapFailure(pid, err, file); err != nil {
 		return nil, err
@@ -79,26 +101,51 @@ func HeapSample(ctx context.Context, pid int, opts HeapSampleOptions) (*HeapProf
 		p.Interrupted = true
 	}
 	p.End = time.Now()
-	// Stopped even when ctx is done: the JVM must not keep sampling.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	sctx, cancel := stopCtx()
 	defer cancel()
-	err = s.Load(sctx, libPath, "stop")
-	if hasCode(err, rcEnded) {
+	err = s.Load(sctx, libPath, stop)
+	if err != nil && !errors.As(err, &ae) {
+		err = s.Load(sctx, libPath, stop) // once more after a failed connection
+	}
+	if hasCode(err, rcEnded) || hasCode(err, rcState) {
+		// Ended by itself (deadline, size), or by the next session as an orphan: its file is complete.
 		p.EndedEarly, err = true, nil
 	}
 	if err := heapFailure(pid, err, file); err != nil {
 		return nil, err
 	}
-	fd, err := unix.Openat(dfd, "samples", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	f, err := s.openSamples(dfd, dir, opts.MaxBytes)
 	if err != nil {
-		return nil, fmt.Errorf("jvmti: heap samples of process %d (%s): %w", pid, s.HostPath(dir+"/samples"), err)
+		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), s.HostPath(dir+"/samples"))
 	defer f.Close()
-	if err := p.read(f); err != nil {
+	if err := p.read(io.LimitReader(f, opts.MaxBytes)); err != nil {
 		return nil, fmt.Errorf("jvmti: heap samples of process %d (%s): %w", pid, f.Name(), err)
 	}
 	return p, nil
+}
+
+// openSamples opens the agent's file in the private directory: the directory is the JVM user's, so that
+// user could have put anything at the name. Only a regular file of the JVM's user with one link and no
+// more than limit bytes is read; a FIFO does not block the open.
+func (s *Session) openSamples(dfd int, dir string, limit int64) (*os.File, error) {
+	name := s.HostPath(dir + "/samples")
+	fd, err := unix.Openat(dfd, "samples", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("jvmti: heap samples of process %d (%s): %w", s.t.PID, name, err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("jvmti: heap samples of process %d (%s): %w", s.t.PID, name, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != s.t.UID || st.Nlink != 1 || st.Size > limit {
+		f.Close()
+		return nil, fmt.Errorf("jvmti: heap samples of process %d (%s): %w: not the agent's file (a regular file of uid %d with one link, at most %d bytes)",
+			s.t.PID, name, rootfs.ErrUnsafe, s.t.UID, limit)
+	}
+	return f, nil
 }
 
 // Return codes of the heap-sampling agent (jvmti/agent/jvmkit_heapsample.c).
@@ -123,7 +170,19 @@ func (s *Session) othersLive(ours string) bool {
 		return true // cannot tell: leave it
 	}
 	for _, n := range names {
-		if n != ours && strings.HasPrefix(n, heapDirPrefix) {
+		if n == ours || !strings.HasPrefix(n, heapDirPrefix) {
+			continue
+		}
+		dfd, err := unix.Openat(s.tmp, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		// A session's directory belongs to the JVM's user and is locked while the session runs: anyone
+		// else's directory of the name, or one whose lock is free, holds no session.
+		live := unix.Fstat(dfd, &st) == nil && int(st.Uid) == s.t.UID && unix.Flock(dfd, unix.LOCK_SH|unix.LOCK_NB) != nil
+		unix.Close(dfd)
+		if live {
 			return true
 		}
 	}

@@ -108,8 +108,12 @@ func TestHeapSampleDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The Alloc workload samples many times a second: the first sample after the deadline ended it.
-	if err := s.Load(ctx, libPath, "stop"); !hasReturnCode(err, 8) {
+	// The Alloc workload samples many times a second: the first sample after the deadline ended it. A
+	// stop of another session's file, or of none, does not touch it.
+	if err := s.Load(ctx, libPath, "stop,file=/tmp/"+dir+"/other"); !hasReturnCode(err, 7) {
+		t.Errorf("stop of another file: %v, want return code 7", err)
+	}
+	if err := s.Load(ctx, libPath, "stop,file=/tmp/"+dir+"/samples"); !hasReturnCode(err, 8) {
 		t.Errorf("stop after the deadline: %v, want return code 8 (ended by itself)", err)
 	}
 	st2, _ := os.Stat(samples)

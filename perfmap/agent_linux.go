@@ -64,8 +64,6 @@ type AgentOptions struct {
 }
 
 // ErrNoExec is returned by FromAgent when the JVM's /tmp is mounted noexec: a JVMTI agent cannot be loaded
-
-// ErrNoExec is returned by FromAgent when the JVM's /tmp is mounted noexec: a JVMTI agent cannot be loaded
 // from there.
 var ErrNoExec = jvmti.ErrNoExec
 
@@ -136,6 +134,9 @@ func FromAgent(ctx context.Context, pid int, opts AgentOptions) ([]Entry, error)
 		log = opts.Logger
 	}
 	js, err := jvmti.Open(ctx, pid, log)
+	if errors.Is(err, ErrNoExec) {
+		return nil, fmt.Errorf("%w; use the vmstructs or jcmd strategy", err)
+	}
 	if err != nil {
 		return nil, err
 	}

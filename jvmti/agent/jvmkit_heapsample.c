@@ -13,7 +13,10 @@
  *                 CLOCK_REALTIME reaches S seconds (so that a session whose jvmkit was killed ends by
  *                 itself), or until B bytes of records are written; records go to PATH, created
  *                 O_EXCL|O_NOFOLLOW, mode 0600 (jvmkit makes its directory, owned by the JVM's user)
- *   stop          end the session: the event is turned off and the file completed and closed
+ *   stop,file=PATH
+ *                 end the session that writes PATH: the event is turned off and the file completed and
+ *                 closed; another session, if one runs, is left alone
+ *   stop          end whatever session runs (one whose jvmkit was killed)
  *
  * Records, little-endian as the machine: u64 size, u32 n, then n bytes of the class's JVM signature
  * ("Ljava/lang/String;", "[B").
@@ -23,7 +26,8 @@
  *   1          invalid options
  *   2          the JVM offers no JVMTI 11 environment (before JDK 11)
  *   3          out of memory
- *   7          start: a session is running already; stop: none is running
+ *   7          start: a session is running already; stop: that session is not running (ended by a
+ *              forced stop, or by itself and followed by another); its file is complete
  *   8          stop: the session had ended by itself (deadline or size), the file is complete
  *   1000 + e   AddCapabilities failed with jvmtiError e (can_generate_sampled_object_alloc_events)
  *   2000 + e   setting up monitors, callbacks, the interval or the event failed with jvmtiError e
@@ -68,7 +72,8 @@ static int have_callbacks;
 static int init_lock;
 
 static int active;    /* a session is sampling */
-static int ended;     /* it ended by itself */
+static char *cur_file;   /* the running session's file (malloc'ed) */
+static char *ended_file; /* the file of the session that last ended by itself (malloc'ed) */
 static int fd = -1;   /* its file */
 static int write_err; /* first errno of a write */
 static long long deadline_s;
@@ -86,6 +91,10 @@ static void flush_buf(void)
 			if (errno != EINTR)
 				write_err = errno;
 			continue;
+		}
+		if (n == 0) {
+			write_err = EIO;
+			break;
 		}
 		off += (size_t)n;
 	}
@@ -123,7 +132,9 @@ static void JNICALL on_sample(jvmtiEnv *env, JNIEnv *jni, jthread thread, jobjec
 	(*env)->RawMonitorEnter(env, mon);
 	if (active) {
 		if ((long long)now.tv_sec >= deadline_s || written + 12 + n > max_bytes) {
-			ended = 1;
+			free(ended_file);
+			ended_file = cur_file;
+			cur_file = NULL;
 			end_locked();
 		} else {
 			uint64_t sz = (uint64_t)size;
@@ -237,8 +248,13 @@ static jint start(const char *opts)
 		rc = RC_CREATE + errno;
 		goto out;
 	}
+	free(cur_file);
+	cur_file = strdup(file);
+	if (cur_file == NULL) {
+		rc = RC_NO_MEMORY;
+		goto fail;
+	}
 	write_err = 0;
-	ended = 0;
 	written = 0;
 	buf_len = 0;
 	deadline_s = (long long)deadline;
@@ -256,26 +272,34 @@ static jint start(const char *opts)
 fail:
 	end_locked();
 	unlink(file);
+	free(cur_file);
+	cur_file = NULL;
 out:
 	(*jvmti)->RawMonitorExit(jvmti, mon);
 	return rc;
 }
 
-static jint stop(void)
+/* Ends the session that writes file, or with file NULL whatever session runs. */
+static jint stop(const char *file)
 {
 	jint rc = RC_OK;
 
 	(*jvmti)->RawMonitorEnter(jvmti, mon);
-	if (active)
+	if (active && (file == NULL || (cur_file != NULL && strcmp(file, cur_file) == 0))) {
 		end_locked();
-	else if (ended)
-		rc = RC_ENDED;
-	else
+		if (write_err != 0)
+			rc = RC_WRITE + write_err;
+		free(cur_file);
+		cur_file = NULL;
+	} else if (file != NULL && ended_file != NULL && strcmp(file, ended_file) == 0) {
+		rc = !active && write_err != 0 ? RC_WRITE + write_err : RC_ENDED;
+		free(ended_file);
+		ended_file = NULL;
+	} else {
 		rc = RC_STATE;
-	if (rc != RC_STATE && write_err != 0)
-		rc = RC_WRITE + write_err;
-	ended = 0;
-	write_err = 0;
+	}
+	if (!active)
+		write_err = 0;
 	(*jvmti)->RawMonitorExit(jvmti, mon);
 	return rc;
 }
@@ -291,7 +315,9 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 	if (rc != RC_OK)
 		return rc;
 	if (strcmp(options, "stop") == 0)
-		return stop();
+		return stop(NULL);
+	if (strncmp(options, "stop,file=", 10) == 0)
+		return stop(options + 10);
 	if (strncmp(options, "start,", 6) == 0)
 		return start(options + 6);
 	return RC_OPTIONS;

@@ -127,8 +127,9 @@ on the Alloc workload with fixed 8 KiB TLABs, whose 16-byte class is 4.17% of th
 class 4.17% where --switch-flags and JFR's ObjectAllocationSample give it nothing. Each sample of s bytes
 weighs s/(1-exp(-s/interval)) bytes (its chance to be sampled), so bytes and counts estimate what each
 class allocated. The agent ends the session by itself a minute after --duration (or when its file
-reaches 256 MiB), so a killed jvmkit leaves no sampling behind; the library stays loaded, idle. One
-session at a time per JVM. On JDK 21 and later the JVM prints a warning that an agent was loaded
+reaches 256 MiB), so a killed jvmkit leaves no sampling behind, and the next session stops it at once;
+the library stays loaded, idle. One session at a time per JVM. HotSpot's sampler is shared by every
+JVMTI agent: another agent's heap sampling (async-profiler's alloc mode) ends with ours. On JDK 21 and later the JVM prints a warning that an agent was loaded
 (JEP 451); a JVM started with -XX:-EnableDynamicAgentLoading or a noexec /tmp refuses it.
 
 The JVM is not left changed even if alloc is killed: before it switches the flag, alloc records the
