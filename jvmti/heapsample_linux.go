@@ -17,8 +17,11 @@ import (
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
-// heapDirPrefix names the private directories HeapSample makes in the JVM's /tmp.
+// heapDirPrefix names the private directories HeapSample makes in the JVM's /tmp, followed by the JVM's
+// pid in its own namespace (JVMs may share a /tmp; every observer of a JVM sees that pid alike).
 const heapDirPrefix = ".jvmkit-heapsample-"
+
+func (s *Session) heapDirs() string { return heapDirPrefix + strconv.Itoa(s.t.NSPID) + "-" }
 
 // HeapSample samples JVM pid's allocations for opts.Duration with HotSpot's heap sampler (JVMTI
 // SampledObjectAlloc, JEP 331; JDK 11 and later): each thread's next sample is a random, geometrically
@@ -56,7 +59,7 @@ func HeapSample(ctx context.Context, pid int, opts HeapSampleOptions) (*HeapProf
 		return nil, err
 	}
 	defer release()
-	dir, dfd, err := s.PrivateDir(heapDirPrefix)
+	dir, dfd, err := s.PrivateDir(s.heapDirs())
 	if err != nil {
 		return nil, err
 	}
@@ -162,15 +165,15 @@ func hasCode(err error, code int) bool {
 	return errors.As(err, &ae) && ae.ReturnCode == code
 }
 
-// othersLive reports whether the JVM's /tmp holds heap-sampling directories besides ours: those of
-// sessions whose jvmkit runs (PrivateDir removed the others).
+// othersLive reports whether the JVM's /tmp holds heap-sampling directories of this JVM besides ours:
+// those of sessions whose jvmkit runs (PrivateDir removed the others).
 func (s *Session) othersLive(ours string) bool {
 	names, err := rootfs.ReadDirNames(s.tmp)
 	if err != nil {
 		return true // cannot tell: leave it
 	}
 	for _, n := range names {
-		if n == ours || !strings.HasPrefix(n, heapDirPrefix) {
+		if n == ours || !strings.HasPrefix(n, s.heapDirs()) {
 			continue
 		}
 		dfd, err := unix.Openat(s.tmp, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)

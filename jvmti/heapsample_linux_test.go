@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -42,7 +43,7 @@ func TestHeapSampleAlloc(t *testing.T) {
 			// While it runs (its private directory exists), a second session is refused.
 			tmp := filepath.Join(fmt.Sprintf("/proc/%d/root/tmp", j.PID))
 			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) { // poll, bounded
-				if m, _ := filepath.Glob(filepath.Join(tmp, ".jvmkit-heapsample-*", "samples")); len(m) > 0 {
+				if m, _ := filepath.Glob(filepath.Join(tmp, fmt.Sprintf(".jvmkit-heapsample-%d-*", j.NSPID), "samples")); len(m) > 0 {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -75,7 +76,7 @@ func TestHeapSampleAlloc(t *testing.T) {
 					t.Errorf("%s: %.2f%% of the bytes, want %.2f%% ± 15%%", c, 100*got, 100*want)
 				}
 			}
-			if left, _ := filepath.Glob(filepath.Join(tmp, ".jvmkit-*")); len(left) > 0 {
+			if left, _ := filepath.Glob(filepath.Join(tmp, fmt.Sprintf(".jvmkit-heapsample-%d-*", j.NSPID))); len(left) > 0 {
 				t.Errorf("left in the JVM's /tmp: %s", strings.Join(left, " "))
 			}
 		})
@@ -156,7 +157,7 @@ func TestHeapSampleOrphan(t *testing.T) {
 	if p.Samples == 0 {
 		t.Errorf("no samples")
 	}
-	if left, _ := filepath.Glob(fmt.Sprintf("/proc/%d/root/tmp/.jvmkit-*", j.PID)); len(left) > 0 {
+	if left, _ := filepath.Glob(fmt.Sprintf("/proc/%d/root/tmp/.jvmkit-heapsample-%d-*", j.PID, j.NSPID)); len(left) > 0 {
 		t.Errorf("left in the JVM's /tmp: %v", left)
 	}
 }
@@ -180,10 +181,48 @@ func stageHeapAgent(t *testing.T, ctx context.Context, pid int) (s *jvmti.Sessio
 		s.Close()
 		t.Fatal(err)
 	}
-	if dir, dfd, err = s.PrivateDir(".jvmkit-heapsample-"); err != nil {
+	if dir, dfd, err = s.PrivateDir(fmt.Sprintf(".jvmkit-heapsample-%d-", s.Target().NSPID)); err != nil {
 		release()
 		s.Close()
 		t.Fatal(err)
 	}
 	return s, libPath, dir, dfd, release
+}
+
+// TestHeapSampleHostileFile: the samples file lies in a directory of the JVM's user, who can put
+// anything at its name while the session runs. A FIFO there must neither block jvmkit nor be read.
+func TestHeapSampleHostileFile(t *testing.T) {
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m"}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := jvmti.HeapSample(ctx, j.PID, jvmti.HeapSampleOptions{Duration: 2 * time.Second, Interval: 65536})
+		done <- err
+	}()
+	tmp := fmt.Sprintf("/proc/%d/root/tmp", j.PID)
+	var samples string
+	for deadline := time.Now().Add(30 * time.Second); samples == ""; time.Sleep(10 * time.Millisecond) { // poll, bounded
+		if m, _ := filepath.Glob(filepath.Join(tmp, fmt.Sprintf(".jvmkit-heapsample-%d-*", j.NSPID), "samples")); len(m) > 0 {
+			samples = m[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no heap-sampling session started in 30 s")
+		}
+	}
+	if err := os.Rename(samples, samples+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(samples, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), "not the agent's file") {
+			t.Errorf("HeapSample with a FIFO at the samples file: %v, want a refusal (fs.ErrPermission)", err)
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatal("HeapSample blocked on a FIFO at the samples file")
+	}
 }
