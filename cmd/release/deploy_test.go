@@ -214,16 +214,19 @@ func TestCapabilityTable(t *testing.T) {
 		return ok, fmt.Sprintf("exit %d: %s", cmd.ProcessState.ExitCode(), out)
 	}
 	rows := readCapTable(t)
-	// The agent strategy last: it leaves the agent library mapped in its JVM.
-	sort.SliceStable(rows, func(i, j int) bool {
-		return !strings.Contains(rows[i].command, "agent") && strings.Contains(rows[j].command, "agent")
-	})
+	// The rows that load a JVMTI agent last, in a JVM of their own: the library stays mapped in the JVM
+	// (deleted from its /tmp), which the USDT rows would then have to read through map_files.
+	loads := func(r capRow) bool {
+		return strings.Contains(r.command, "agent") || strings.Contains(r.command, "--heap-sampling")
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return !loads(rows[i]) && loads(rows[j]) })
+	parent := t
 	for _, r := range rows {
 		t.Run(strings.ReplaceAll(r.command, "/", "_"), func(t *testing.T) {
 			j := shared
-			if strings.Contains(r.command, "--strategy agent") {
+			if strings.Contains(r.command, "--strategy agent") || strings.Contains(r.command, "--heap-sampling") {
 				if own == nil {
-					own = testutil.StartJVM(t, jdk, opts)
+					own = testutil.StartJVM(parent, jdk, opts) // for every such row: it ends with the test
 				}
 				j = own
 			}
