@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"time"
 
@@ -62,17 +61,8 @@ func (p *HeapProfile) Bytes() float64 {
 	return b
 }
 
-// read parses the agent's records: u64 size, u32 n, n bytes of class signature, in this machine's byte
+// parse reads the agent's records: u64 size, u32 n, n bytes of class signature, in this machine's byte
 // order.
-func (p *HeapProfile) read(r io.Reader) error {
-	p.Classes = map[string]*HeapClass{}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	return p.parse(data)
-}
-
 func (p *HeapProfile) parse(data []byte) error {
 	if p.Classes == nil {
 		p.Classes = map[string]*HeapClass{}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"strconv"
@@ -122,7 +121,11 @@ func HeapSample(ctx context.Context, pid int, opts HeapSampleOptions) (*HeapProf
 		return nil, err
 	}
 	defer f.Close()
-	if err := p.read(io.LimitReader(f, opts.MaxBytes)); err != nil {
+	data, err := rootfs.ReadRegular(f, f.Name(), opts.MaxBytes)
+	if err == nil {
+		err = p.parse(data)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("jvmti: heap samples of process %d (%s): %w", pid, f.Name(), err)
 	}
 	return p, nil
@@ -172,8 +175,9 @@ func (s *Session) othersLive(ours string) bool {
 	if err != nil {
 		return true // cannot tell: leave it
 	}
+	prefix := s.heapDirs()
 	for _, n := range names {
-		if n == ours || !strings.HasPrefix(n, s.heapDirs()) {
+		if n == ours || !strings.HasPrefix(n, prefix) {
 			continue
 		}
 		dfd, err := unix.Openat(s.tmp, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
