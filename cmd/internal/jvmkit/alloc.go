@@ -610,15 +610,14 @@ func formatBytes(n uint64) string {
 // allocSwitch is DTraceAllocProbes turned on for one trace (--switch-flags), kept by a guardian process
 // (cmd/internal/guard) that restores it if alloc is killed.
 type allocSwitch struct {
-	sw      *hotspot.Switch
-	w       *vmstructs.ProcessMemoryWriter
-	store   *guard.Store
-	sess    *guard.Session
-	cancel  context.CancelFunc
-	stopHup func()
-	stderr  io.Writer
-	said    bool
-	pid     int
+	sw     *hotspot.Switch
+	w      *vmstructs.ProcessMemoryWriter
+	store  *guard.Store
+	sess   *guard.Session
+	endHup context.CancelFunc // cancels the trace's context and stops listening for SIGHUP
+	stderr io.Writer
+	said   bool
+	pid    int
 }
 
 // prepareAllocSwitch gets ready to turn DTraceAllocProbes on in JVM pid: it starts the guardian, before
@@ -627,20 +626,8 @@ type allocSwitch struct {
 // ctx, see run): a closed terminal must not end the tool with the flag on. The caller defers close at
 // once, and calls on when the trace is attached.
 func (a *jvmkit) prepareAllocSwitch(ctx context.Context, pid int) (context.Context, *allocSwitch, error) {
-	s := &allocSwitch{stderr: a.stderr, pid: pid, stopHup: func() {}}
-	hup := make(chan os.Signal, 1)
-	if sigs := hupSignals(); len(sigs) > 0 { // Notify without signals would relay them all
-		signal.Notify(hup, sigs...)
-		s.stopHup = func() { signal.Stop(hup) }
-	}
-	ctx, s.cancel = context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-hup:
-			s.cancel()
-		case <-ctx.Done():
-		}
-	}()
+	s := &allocSwitch{stderr: a.stderr, pid: pid}
+	ctx, s.endHup = cancelOnHup(ctx)
 	var err error
 	if s.store, err = guard.OpenStore(guard.DefaultDir); err == nil {
 		if s.sess, err = guard.Begin(ctx, s.store, pid, "jvmkit alloc --switch-flags"); err == nil {
@@ -692,8 +679,7 @@ func (s *allocSwitch) off(gone bool) error {
 func (s *allocSwitch) close() error {
 	err := s.off(false)
 	if s.sess == nil { // prepareAllocSwitch failed before the session
-		s.cancel()
-		s.stopHup()
+		s.endHup()
 		_ = s.store.Close()
 		return err
 	}
@@ -702,7 +688,30 @@ func (s *allocSwitch) close() error {
 	}
 	_ = s.sess.Close()
 	_ = s.store.Close()
-	s.cancel()
-	s.stopHup()
+	s.endHup()
 	return err
+}
+
+// cancelOnHup returns a context that SIGHUP also cancels (SIGINT and SIGTERM already cancel ctx, see
+// run): a closed terminal must end a trace as Ctrl-C does, so that what it changed in the JVM is undone
+// now. The function cancels it and stops listening.
+func cancelOnHup(ctx context.Context) (context.Context, context.CancelFunc) {
+	hup := make(chan os.Signal, 1)
+	stop := func() {}
+	if sigs := hupSignals(); len(sigs) > 0 { // Notify without signals would relay them all
+		signal.Notify(hup, sigs...)
+		stop = func() { signal.Stop(hup) }
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-hup:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		cancel()
+		stop()
+	}
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"time"
@@ -34,23 +32,9 @@ func (a *jvmkit) runAllocHeap(ctx context.Context, pid int, duration time.Durati
 	fmt.Fprintf(a.stderr, "jvmkit: alloc: sampling allocations in process %d for %v, one sample per %s on average\n",
 		pid, duration, formatBytes(uint64(interval)))
 	a.noteHeld("alloc", pid)
-	// A closed terminal (SIGHUP) ends the window as Ctrl-C does, so that the sampler is stopped now, not at
-	// the agent's deadline (SIGINT and SIGTERM already cancel ctx, see run).
-	if sigs := hupSignals(); len(sigs) > 0 {
-		hup := make(chan os.Signal, 1)
-		signal.Notify(hup, sigs...)
-		defer signal.Stop(hup)
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		go func() {
-			select {
-			case <-hup:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
+	// A closed terminal stops the sampler now, not at the agent's deadline.
+	ctx, endHup := cancelOnHup(ctx)
+	defer endHup()
 	p, err := jvmti.HeapSample(ctx, pid, jvmti.HeapSampleOptions{Duration: duration, Interval: interval})
 	if err != nil {
 		return fmt.Errorf("alloc: %w", err)
