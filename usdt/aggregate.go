@@ -130,9 +130,10 @@ type Bucket struct {
 
 // Map names the aggregation programs refer to.
 const (
-	mapCounts = "counts" // BPF_MAP_TYPE_HASH, key → value as above
-	mapMissed = "missed" // BPF_MAP_TYPE_PERCPU_ARRAY, [0]: firings whose new key did not fit
-	mapGate   = "gate"   // BPF_MAP_TYPE_ARRAY, [0]: not 0 once the aggregation is frozen
+	mapCounts  = "counts"  // BPF_MAP_TYPE_HASH, key → value as above
+	mapMissed  = "missed"  // BPF_MAP_TYPE_PERCPU_ARRAY, [0]: firings whose new key did not fit; windows [1] lost, [2] unreadable
+	mapWindows = "windows" // BPF_MAP_TYPE_RINGBUF of window records, with a Window
+	mapGate    = "gate"    // BPF_MAP_TYPE_ARRAY, [0]: not 0 once the aggregation is frozen
 )
 
 // aggSpec is what the aggregation program of one site needs.
@@ -195,10 +196,10 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 	o := s.opts
 	const overOff = -16
 	const weightOff, unweightedOff, tidOff, counterOff, epochOff, directOff = -24, -32, -40, -48, -56, -64
-	const topOff, sizeOff = -72, -80
+	const topOff, sizeOff, wstartOff, wlenOff = -72, -80, -88, -96
 	sumsOff := int16(overOff - 8*len(o.Sum))
 	if o.Weight != nil {
-		sumsOff = int16(sizeOff - 8*len(o.Sum))
+		sumsOff = int16(wlenOff - 8*len(o.Sum))
 	}
 	keyOff := sumsOff - int16(o.keySize())
 	valOff := keyOff - int16(o.valueSize())
@@ -277,11 +278,15 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 	if w := o.Weight; w != nil {
 		// ptr is free until a new key's string is read.
 		code, err := weightCode(w, regs, p, ptr, weightSlots{weight: weightOff, unweighted: unweightedOff, tid: tidOff,
-			counter: counterOff, epoch: epochOff, direct: directOff, top: topOff, size: sizeOff})
+			counter: counterOff, epoch: epochOff, direct: directOff, top: topOff, size: sizeOff,
+			wstart: wstartOff, wlen: wlenOff})
 		if err != nil {
 			return nil, err
 		}
 		add(code...)
+		if win := w.Window; win != nil {
+			add(s.windowCode(win, wstartOff, wlenOff, weightOff, unweightedOff, keyOff)...)
+		}
 	}
 	weightSlot := int16(16 + 8*len(o.Sum)) // in the value
 	lookup := func(miss string) {
@@ -412,6 +417,115 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 		asm.Return(),
 	)
 	return insns, nil
+}
+
+// windowCode copies the window weightCode chose into a record of the windows' ring buffer (mapWindows):
+//
+//	offset  size  field
+//	0       4     site index
+//	4       4     bytes copied
+//	8       8     weight
+//	16      8     the previous buffer's start
+//	24      8     its used bytes
+//	32      8*k   the values of the key arguments
+//	...           BufferWindow.Bytes bytes, the first "bytes copied" of them the copy
+//
+// A window that finds the ring buffer full, or memory it cannot read, is counted in mapMissed[1] and
+// [2], its weight added to [3]. The sample's weight goes with its window (or into [3]), not into its
+// key's bucket, which counts the firing as a sample of weight 0.
+func (s *aggSpec) windowCode(win *BufferWindow, wstart, wlen, weight, unweighted, keyOff int16) asm.Instructions {
+	const rec, n = asm.R7, asm.R9 // the record, the bytes to copy
+	hdr := int32(windowHeader + 8*len(s.opts.Key))
+	insns := asm.Instructions{
+		asm.LoadMem(asm.R1, asm.R10, unweighted, asm.DWord),
+		asm.JNE.Imm(asm.R1, 0, "win_done"),
+		asm.LoadMem(n, asm.R10, wlen, asm.DWord),
+		asm.JEq.Imm(n, 0, "win_done"),
+		asm.JLE.Imm(n, int32(win.Bytes), "win_reserve"),
+		asm.Mov.Imm(n, int32(win.Bytes)),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapWindows).WithSymbol("win_reserve"),
+		asm.Mov.Imm(asm.R2, hdr+int32(win.Bytes)),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.JEq.Imm(asm.R0, 0, "win_missed"),
+		asm.Mov.Reg(rec, asm.R0),
+		asm.StoreImm(rec, 0, int64(s.site), asm.Word),
+		asm.StoreMem(rec, 4, n, asm.Word),
+		asm.LoadMem(asm.R1, asm.R10, weight, asm.DWord),
+		asm.StoreMem(rec, 8, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R10, wstart, asm.DWord),
+		asm.StoreMem(rec, 16, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R10, wlen, asm.DWord),
+		asm.StoreMem(rec, 24, asm.R1, asm.DWord),
+	}
+	for k := range s.opts.Key {
+		insns = append(insns,
+			asm.LoadMem(asm.R1, asm.R10, keyOff+8+int16(8*k), asm.DWord),
+			asm.StoreMem(rec, int16(windowHeader+8*k), asm.R1, asm.DWord),
+		)
+	}
+	insns = append(insns,
+		asm.Mov.Reg(asm.R1, rec),
+		asm.Add.Imm(asm.R1, hdr),
+		asm.Mov.Reg(asm.R2, n),
+		asm.LoadMem(asm.R3, asm.R10, wstart, asm.DWord),
+		asm.FnProbeReadUser.Call(),
+		asm.JNE.Imm(asm.R0, 0, "win_fault"),
+		asm.Mov.Reg(asm.R1, rec),
+		asm.Mov.Imm(asm.R2, bpfRBNoWakeup),
+		asm.FnRingbufSubmit.Call(),
+		asm.Ja.Label("win_taken"),
+		asm.Mov.Reg(asm.R1, rec).WithSymbol("win_fault"),
+		asm.Mov.Imm(asm.R2, bpfRBNoWakeup),
+		asm.FnRingbufDiscard.Call(),
+		asm.Mov.Imm(asm.R1, 2),
+		// mapMissed[R1] += 1, mapMissed[3] += the weight
+		asm.StoreMem(asm.R10, -8, asm.R1, asm.Word).WithSymbol("win_missed"),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapMissed),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, -8),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "win_taken"),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+		asm.StoreImm(asm.R10, -8, 3, asm.Word),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapMissed),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, -8),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "win_taken"),
+		asm.LoadMem(asm.R1, asm.R10, weight, asm.DWord),
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+		// The window (or the count of windows missed) carries the weight: the bucket counts the firing as
+		// a sample of weight 0.
+		asm.Mov.Imm(asm.R1, 0).WithSymbol("win_taken"),
+		asm.StoreMem(asm.R10, weight, asm.R1, asm.DWord),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("win_done"),
+	)
+	return insns
+}
+
+// windowHeader is the size of a window record's fixed fields (see windowCode).
+const windowHeader = 32
+
+// decodeWindow parses a window record.
+func decodeWindow(o *AggregateOptions, nsites int, raw []byte) (Window, error) {
+	ne := binary.NativeEndian
+	hdr := windowHeader + 8*len(o.Key)
+	if len(raw) < hdr {
+		return Window{}, fmt.Errorf("%w: window record of %d bytes", errRecord, len(raw))
+	}
+	w := Window{Site: int(ne.Uint32(raw)), Weight: ne.Uint64(raw[8:]), Start: ne.Uint64(raw[16:]), Used: ne.Uint64(raw[24:])}
+	n := int(ne.Uint32(raw[4:]))
+	if w.Site >= nsites || n > len(raw)-hdr || uint64(n) > w.Used {
+		return Window{}, fmt.Errorf("%w: window record of site %d, %d bytes of %d", errRecord, w.Site, n, len(raw)-hdr)
+	}
+	for k := range o.Key {
+		w.Key = append(w.Key, ne.Uint64(raw[windowHeader+8*k:]))
+	}
+	w.Data = raw[hdr : hdr+n]
+	return w, nil
 }
 
 // decodeBucket parses a map entry; sites are the aggregation's specs.

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
 )
 
 // Aggregator is a running aggregation: one uprobe per site, all counting into one BPF hash map.
@@ -21,7 +24,15 @@ type Aggregator struct {
 	missed  *ebpf.Map
 	threads *ebpf.Map // with a Weight
 	gate    *ebpf.Map
+	windows *ebpf.Map // with a Window
 	progs   []*ebpf.Program
+
+	// With a Window: its reader, and its end (closed when the ring buffer is drained after Stop).
+	rd       *ringbuf.Reader
+	readDone chan struct{}
+	readErr  error
+	stopCh   chan struct{} // closed by Stop
+	stopOnce sync.Once
 
 	mu       sync.Mutex
 	links    []link.Link
@@ -71,7 +82,7 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 	if err != nil {
 		return nil, bpfError("create aggregation map", err)
 	}
-	a.missed, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_missed", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 1})
+	a.missed, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_missed", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 4})
 	if err != nil {
 		return nil, bpfError("create miss counter", err)
 	}
@@ -82,6 +93,15 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 	if opts.Weight != nil {
 		if a.threads, err = newThreadMap(opts.Weight); err != nil {
 			return nil, err
+		}
+		if win := opts.Weight.Window; win != nil {
+			a.windows, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_windows", Type: ebpf.RingBuf, MaxEntries: uint32(win.BufferSize)})
+			if err != nil {
+				return nil, bpfError("create the windows' ring buffer", err)
+			}
+			if a.rd, err = ringbuf.NewReader(a.windows); err != nil {
+				return nil, bpfError("read the windows' ring buffer", err)
+			}
 		}
 	}
 	up := &uprober{pid: opts.PID}
@@ -108,6 +128,11 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 				return nil, fmt.Errorf("usdt: %w", err)
 			}
 		}
+		if a.windows != nil {
+			if err := insns.AssociateMap(mapWindows, a.windows); err != nil {
+				return nil, fmt.Errorf("usdt: %w", err)
+			}
+		}
 		prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 			Name: "usdt_count", Type: ebpf.Kprobe, License: "GPL", Instructions: insns,
 		})
@@ -128,7 +153,83 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 			return nil, err
 		}
 	}
+	if a.rd != nil {
+		a.readDone = make(chan struct{})
+		go a.readWindows(opts.Weight.Window.Handle)
+	}
 	return a, nil
+}
+
+// windowBatch is how often the windows' ring buffer is read: the programs submit without waking the
+// reader (a wake-up per sample would cost more than the copy).
+const windowBatch = 50 * time.Millisecond
+
+// readWindows hands each window record to handle until Stop drained the ring buffer or Close closed it.
+func (a *Aggregator) readWindows(handle func(Window)) {
+	defer close(a.readDone)
+	var rec ringbuf.Record
+	stopping := false
+	for {
+		if !stopping {
+			select {
+			case <-a.stopped():
+				stopping = true
+			default:
+			}
+		}
+		a.rd.SetDeadline(time.Now().Add(windowBatch))
+		err := a.rd.ReadInto(&rec)
+		switch {
+		case err == nil:
+			w, err := decodeWindow(&a.opts, len(a.specs), rec.RawSample)
+			if err != nil {
+				a.readErr = err
+				continue
+			}
+			handle(w)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if stopping {
+				return // drained: nothing came in a batch after the uprobes were detached
+			}
+		case errors.Is(err, ringbuf.ErrFlushed):
+		default:
+			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, ringbuf.ErrClosed) {
+				a.readErr = fmt.Errorf("usdt: read windows: %w", err)
+			}
+			return
+		}
+	}
+}
+
+// stopped is closed once Stop has detached the uprobes.
+func (a *Aggregator) stopped() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopCh == nil {
+		a.stopCh = make(chan struct{})
+	}
+	return a.stopCh
+}
+
+// Windows waits, after Stop, until every window has been handed to BufferWindow.Handle, and returns the
+// windows missed (the ring buffer was full, or their memory could not be read) and the sum of their
+// weights, which no bucket and no window carries, and any error of the reader. Without a Window it
+// returns zeros at once.
+func (a *Aggregator) Windows() (missed, weight uint64, err error) {
+	if a.rd == nil || a.readDone == nil {
+		return 0, 0, nil
+	}
+	<-a.readDone
+	for i, dst := range []*uint64{&missed, &missed, &weight} {
+		var perCPU []uint64
+		if err := a.missed.Lookup(uint32(i+1), &perCPU); err != nil {
+			return 0, 0, fmt.Errorf("usdt: read window counters: %w", err)
+		}
+		for _, v := range perCPU {
+			*dst += v
+		}
+	}
+	return missed, weight, a.readErr
 }
 
 // Sites returns the sites being counted; Bucket.Site indexes it.
@@ -193,15 +294,20 @@ func (a *Aggregator) Freeze() error {
 	return nil
 }
 
-// Stop detaches the uprobes, so that the counts stop changing; Snapshot still reads them.
+// Stop detaches the uprobes, so that the counts stop changing; Snapshot still reads them. With a Window,
+// the windows still buffered are then handed to its Handle (Windows waits for them).
 func (a *Aggregator) Stop() error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	var errs []error
 	for _, l := range a.links {
 		errs = append(errs, l.Close())
 	}
 	a.links = nil
+	if a.stopCh == nil {
+		a.stopCh = make(chan struct{})
+	}
+	a.stopOnce.Do(func() { close(a.stopCh) })
+	a.mu.Unlock()
 	return errors.Join(errs...)
 }
 
@@ -210,10 +316,16 @@ func (a *Aggregator) Close() error {
 	a.closeMu.Do(func() {
 		close(a.done)
 		errs := []error{a.Stop()}
+		if a.rd != nil {
+			errs = append(errs, a.rd.Close())
+			if a.readDone != nil {
+				<-a.readDone
+			}
+		}
 		for _, p := range a.progs {
 			errs = append(errs, p.Close())
 		}
-		for _, m := range []*ebpf.Map{a.counts, a.missed, a.threads, a.gate} {
+		for _, m := range []*ebpf.Map{a.counts, a.missed, a.threads, a.gate, a.windows} {
 			if m != nil {
 				errs = append(errs, m.Close())
 			}

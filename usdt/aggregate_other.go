@@ -41,3 +41,6 @@ func (a *Aggregator) SetThread(WeightedThread) error { return ErrNotSupported }
 
 // DeleteThread returns ErrNotSupported.
 func (a *Aggregator) DeleteThread(int) error { return ErrNotSupported }
+
+// Windows is not supported on this system.
+func (a *Aggregator) Windows() (missed, weight uint64, err error) { return 0, 0, ErrNotSupported }

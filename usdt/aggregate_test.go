@@ -75,4 +75,36 @@ func TestAggregateProgram(t *testing.T) {
 	if _, err := weighted.program(); err == nil {
 		t.Error("size argument 4 of 4 accepted")
 	}
+	// With TLAB windows, it assembles too, and a window record decodes.
+	win := weighted
+	win.opts.Weight = &ThreadWeight{Add: []int32{8, 24}, Sub: []int32{16}, Epoch: &epoch, Direct: &direct, Top: &top, Size: 3,
+		Window: &BufferWindow{Bytes: 4096, Stable: 0x7000, Handle: func(Window) {}}}
+	if insns, err = win.program(); err != nil {
+		t.Fatal(err)
+	}
+	if err := insns.Marshal(io.Discard, binary.LittleEndian); err != nil {
+		t.Fatal(err)
+	}
+	rec := make([]byte, windowHeader+16+4096)
+	ne.PutUint32(rec[4:], 24)
+	ne.PutUint64(rec[8:], 8192)
+	ne.PutUint64(rec[16:], 0xa000)
+	ne.PutUint64(rec[24:], 8000)
+	ne.PutUint64(rec[32:], 0x1000)
+	ne.PutUint64(rec[40:], 2)
+	w, err := decodeWindow(&win.opts, 1, rec)
+	if err != nil || w.Weight != 8192 || w.Start != 0xa000 || w.Used != 8000 || len(w.Data) != 24 || w.Key[0] != 0x1000 {
+		t.Errorf("window %+v, %v", w, err)
+	}
+	ne.PutUint32(rec[4:], 5000)
+	if _, err := decodeWindow(&win.opts, 1, rec); err == nil {
+		t.Error("a window of more bytes than its record decoded")
+	}
+	// Windows need the whole sampled weight, and the trace refuses them.
+	if _, err := (&ThreadWeight{Add: []int32{8}, Window: &BufferWindow{Bytes: 8, Stable: 1, Handle: func(Window) {}}}).withDefaults("x"); err == nil {
+		t.Error("a window without Epoch, Direct and Top accepted")
+	}
+	if _, err := (&Options{Weight: win.opts.Weight}).withDefaults(); err == nil {
+		t.Error("a trace with a window accepted")
+	}
 }

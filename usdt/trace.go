@@ -100,6 +100,9 @@ func (o *Options) withDefaults() (Options, error) {
 		if err != nil {
 			return r, err
 		}
+		if w.Window != nil {
+			return r, fmt.Errorf("usdt: trace: a weight with a Window (only an aggregation copies windows)")
+		}
 		r.Weight = w
 	}
 	return r, nil

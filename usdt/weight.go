@@ -46,6 +46,51 @@ type ThreadWeight struct {
 	// each and stand for nothing (HotSpot: allocations inside a TLAB, which its sample stands for). An
 	// aggregation counts every firing and refuses it.
 	Only bool
+	// Window, in an aggregation with Epoch, Direct and Top, copies at each new buffer's sample the start of
+	// the thread's previous buffer (see BufferWindow).
+	Window *BufferWindow
+}
+
+// BufferWindow asks an aggregation to copy, at each new buffer's sample, the first bytes of the thread's
+// previous buffer out of the traced process, and to hand them to Handle with the sample's weight. HotSpot:
+// a TLAB holds the objects its thread allocated in it, one after the other, so the start of the previous
+// TLAB is a stretch of the thread's allocations that the new TLAB's sample stands for, where the sample's
+// own allocation (the first object of the new TLAB) is one point of it. The copy is taken in the probe:
+// the buffer's memory is the thread's until the collector reuses it.
+//
+// The previous buffer is the one whose start the thread's previous sample saw (Epoch), and its used
+// part the growth of Direct since then (HotSpot adds a TLAB's used bytes to the thread's allocated
+// bytes when it retires it; allocations outside a TLAB fire themselves and are taken out). A window is
+// copied only when that is known to hold: the previous sample was seen (no buffer's start fired unseen
+// in between), and the 32-bit value at Stable (HotSpot: CollectedHeap::_total_collections, which every
+// collection that moves or frees objects increments before it starts) did not change since it.
+type BufferWindow struct {
+	// Bytes is the most bytes copied per window, a multiple of 8 from 8 to MaxWindowBytes.
+	Bytes int
+	// Stable is the address of the 32-bit value that must be unchanged between two samples.
+	Stable uint64
+	// BufferSize is the size of the ring buffer the windows go through; default 8 MiB.
+	BufferSize int
+	// Handle is called for each window, from one goroutine, until the aggregation stops (Stop hands it the
+	// windows still buffered first).
+	Handle func(Window)
+}
+
+// MaxWindowBytes bounds BufferWindow.Bytes.
+const MaxWindowBytes = 64 << 10
+
+// Window is one copied window: the sample's site and key (as Bucket has them), its weight, the address
+// the copy starts at, and the bytes: the previous buffer's used part, or its first BufferWindow.Bytes when
+// it is longer (Used tells). A sample that has a window (or should have had one: see
+// Aggregator.Windows) counts in its key's bucket as a weighted firing of weight 0: its weight is the
+// window's.
+type Window struct {
+	Site   int
+	Key    []uint64
+	Weight uint64
+	Start  uint64
+	Used   uint64
+	Data   []byte
 }
 
 // WeightedThread is a thread's base address and the values now of ThreadWeight's counter, Epoch and
@@ -72,6 +117,21 @@ func (w *ThreadWeight) withDefaults(what string) (*ThreadWeight, error) {
 	case (ww.Direct != nil || ww.Top != nil) && ww.Epoch == nil:
 		return nil, fmt.Errorf("usdt: %s: a weight with Direct or Top needs an Epoch", what)
 	}
+	if win := ww.Window; win != nil {
+		switch {
+		case ww.Epoch == nil || ww.Direct == nil || ww.Top == nil:
+			return nil, fmt.Errorf("usdt: %s: a window needs a weight with Epoch, Direct and Top", what)
+		case win.Bytes < 8 || win.Bytes > MaxWindowBytes || win.Bytes%8 != 0:
+			return nil, fmt.Errorf("usdt: %s: a window of %d bytes (a multiple of 8 up to %d)", what, win.Bytes, MaxWindowBytes)
+		case win.Stable == 0 || win.Handle == nil:
+			return nil, fmt.Errorf("usdt: %s: a window without its stable value's address or its handler", what)
+		}
+		w2 := *win
+		if w2.BufferSize == 0 {
+			w2.BufferSize = 8 << 20
+		}
+		ww.Window = &w2
+	}
 	return &ww, nil
 }
 
@@ -84,17 +144,22 @@ func (w *ThreadWeight) validate(p *Probe) error {
 }
 
 // mapThreads is the map of the weighed threads: BPF_MAP_TYPE_HASH, u32 tid → u64 base, u64 the counter at
-// its previous weighed firing, u64 Epoch, u64 Direct (threadValueSize bytes).
+// its previous weighed firing, u64 Epoch, u64 Direct, u64 the window's stable value at its previous
+// sample (noStable when the next sample has no window) (threadValueSize bytes).
 const (
 	mapThreads      = "threads"
-	threadValueSize = 32
+	threadValueSize = 40
+	// noStable is never a 32-bit stable value: no window at the thread's next sample.
+	noStable = 1 << 62
 )
 
 // weightSlots are the stack slots (offsets from R10) weightCode uses: it leaves the firing's weight in
-// weight and 1 in unweighted when it has none (else 0); the others are its scratch. It also uses the 8
-// bytes at R10-8.
+// weight and 1 in unweighted when it has none (else 0); with a Window, the previous buffer's start in
+// wstart and the bytes to copy from it in wlen (0: no window). The others are its scratch. It also uses
+// the 8 bytes at R10-8.
 type weightSlots struct {
 	weight, unweighted, tid, counter, epoch, direct, top, size int16
+	wstart, wlen                                               int16
 }
 
 // weightCode is the code that weighs a firing (see ThreadWeight), with the weighed threads' map
@@ -197,21 +262,48 @@ func weightCode(w *ThreadWeight, regs ptRegs, p *Probe, thread asm.Register, sl 
 			asm.StoreMem(thread, 8, asm.R1, asm.DWord).WithSymbol("w_first"),
 			asm.StoreMem(thread, 16, asm.R3, asm.DWord),
 			asm.StoreMem(thread, 24, asm.R4, asm.DWord),
-			asm.Ja.Label("w_no_weight"),
 		)
+		noWindow := asm.Ja.Label("w_no_weight")
+		if w.Window != nil {
+			noWindow = asm.LoadImm(asm.R1, noStable, asm.DWord).WithSymbol("w_no_window")
+			add(
+				noWindow,
+				asm.StoreMem(thread, 32, asm.R1, asm.DWord),
+				asm.Ja.Label("w_no_weight"),
+			)
+		} else {
+			add(noWindow)
+		}
 		if w.Top != nil {
-			// A new Epoch: a new buffer's sample only if this allocation is the buffer's first.
+			// A new Epoch: a new buffer's sample only if this allocation is the buffer's first. If not,
+			// a buffer's start fired unseen: the next sample has no window.
+			notFirst := "w_no_weight"
+			if w.Window != nil {
+				notFirst = "w_no_window"
+			}
 			add(
 				asm.JEq.Imm(asm.R3, 0, "w_new_epoch").WithSymbol("w_epoch_changed"),
 				asm.LoadMem(asm.R0, asm.R10, sl.top, asm.DWord),
 				asm.Sub.Reg(asm.R0, asm.R3),
 				asm.LoadMem(asm.R5, asm.R10, sl.size, asm.DWord),
-				asm.JNE.Reg(asm.R0, asm.R5, "w_no_weight"),
+				asm.JNE.Reg(asm.R0, asm.R5, notFirst),
 			)
+		}
+		store := asm.StoreMem(thread, 8, asm.R1, asm.DWord)
+		if win := w.Window; win != nil {
+			add(windowCode(win, thread, sl)...)
+			add(
+				asm.LoadMem(asm.R1, asm.R10, sl.counter, asm.DWord),
+				asm.LoadMem(asm.R2, thread, 8, asm.DWord),
+				asm.LoadMem(asm.R3, asm.R10, sl.epoch, asm.DWord),
+				asm.LoadMem(asm.R4, asm.R10, sl.direct, asm.DWord),
+			)
+		} else {
+			store = store.WithSymbol("w_new_epoch")
 		}
 		add(
 			// A new buffer: everything since the previous sample, less what outside-buffer firings weighed.
-			asm.StoreMem(thread, 8, asm.R1, asm.DWord).WithSymbol("w_new_epoch"),
+			store,
 			asm.StoreMem(thread, 16, asm.R3, asm.DWord),
 			asm.StoreMem(thread, 24, asm.R4, asm.DWord),
 			asm.Sub.Reg(asm.R1, asm.R2),
@@ -236,4 +328,40 @@ func weightCode(w *ThreadWeight, regs ptRegs, p *Probe, thread asm.Register, sl 
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("w_weight_done"),
 	)
 	return insns, nil
+}
+
+// windowCode decides, at a new buffer's sample, whether the thread's previous buffer can be copied (see
+// BufferWindow): it leaves its start in sl.wstart and the bytes to copy in sl.wlen (0 for none), and
+// records the stable value for the thread's next sample. It starts at label w_new_epoch, clobbers R0-R5
+// and keeps the thread's entry (thread) as it found it but for [32].
+func windowCode(win *BufferWindow, thread asm.Register, sl weightSlots) asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Imm(asm.R1, 0).WithSymbol("w_new_epoch"),
+		asm.StoreMem(asm.R10, sl.wlen, asm.R1, asm.DWord),
+		asm.StoreMem(asm.R10, -8, asm.R1, asm.DWord),
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, -8),
+		asm.Mov.Imm(asm.R2, 4),
+		asm.LoadImm(asm.R3, int64(win.Stable), asm.DWord),
+		asm.FnProbeReadUser.Call(),
+		asm.LoadMem(asm.R1, asm.R10, -8, asm.DWord),
+		asm.JEq.Imm(asm.R0, 0, "w_stable_read"),
+		asm.LoadImm(asm.R1, noStable, asm.DWord),
+		// [32] is the value at the previous sample; this sample's is kept for the next one.
+		asm.LoadMem(asm.R2, thread, 32, asm.DWord).WithSymbol("w_stable_read"),
+		asm.StoreMem(thread, 32, asm.R1, asm.DWord),
+		asm.JNE.Reg(asm.R1, asm.R2, "w_window_done"),
+		asm.LoadImm(asm.R3, noStable, asm.DWord),
+		asm.JEq.Reg(asm.R1, asm.R3, "w_window_done"),
+		// The previous buffer's used bytes: Direct's growth since the previous sample.
+		asm.LoadMem(asm.R3, thread, 16, asm.DWord),
+		asm.JEq.Imm(asm.R3, 0, "w_window_done"),
+		asm.LoadMem(asm.R1, asm.R10, sl.direct, asm.DWord),
+		asm.LoadMem(asm.R2, thread, 24, asm.DWord),
+		asm.Sub.Reg(asm.R1, asm.R2),
+		asm.JSLE.Imm(asm.R1, 0, "w_window_done"),
+		asm.StoreMem(asm.R10, sl.wlen, asm.R1, asm.DWord),
+		asm.StoreMem(asm.R10, sl.wstart, asm.R3, asm.DWord),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("w_window_done"),
+	}
 }

@@ -53,6 +53,12 @@ func (a *allocData) samples() map[string]int64 {
 	return a.perClass(func(c *hotspot.ClassAlloc) uint64 { return c.Samples })
 }
 
+// precision is what a class's estimate rests on: its samples, or, where the samples' weights were spread
+// over TLAB windows, the windows that held it.
+func (a *allocData) precision() map[string]int64 {
+	return a.perClass(func(c *hotspot.ClassAlloc) uint64 { return max(c.Samples, c.Windows) })
+}
+
 func parseAlloc(t *testing.T, out string) *allocData {
 	t.Helper()
 	var doc struct {
@@ -335,7 +341,7 @@ func compareAllocJFR(t *testing.T, app *testutil.App, run *allocRun, events []te
 	ours, points := run.sampled.bytes(), run.sampled.samples()
 	pointsAgree := ShareAgreement(points, j.points)
 	bytesAgree := ShareAgreement(ours, j.weights)
-	overlap := TiedOverlap(ours, j.weights, 10, sampleSlack(points))
+	overlap := TiedOverlap(ours, j.weights, 10, sampleSlack(run.sampled.precision()))
 	ourTotal, jfrTotal := total(ours), total(j.weights)
 	totalOff := float64(ourTotal-jfrTotal) / float64(max(1, jfrTotal))
 	t.Logf("alloc vs JFR in the same JVM: %d samples vs JFR's %d (per class %.1f%% alike), bytes %s vs JFR's "+
@@ -370,7 +376,7 @@ func compareAllocTruth(t *testing.T, app *testutil.App, run *allocRun, events []
 	ours, points := run.sampled.bytes(), run.sampled.samples()
 	j := jfrAllocations(events, run.from, run.to)
 	raw := Overlap(Top(ours, 10), Top(truth, 10))
-	tied := TiedOverlap(ours, truth, 10, sampleSlack(points))
+	tied := TiedOverlap(ours, truth, 10, sampleSlack(run.sampled.precision()))
 	agree := ShareAgreement(ours, truth)
 	jfrTied := TiedOverlap(j.weights, truth, 10, sampleSlack(j.points))
 	jfrAgree := ShareAgreement(j.weights, truth)
@@ -387,7 +393,7 @@ func compareAllocTruth(t *testing.T, app *testutil.App, run *allocRun, events []
 	if e, et := run.estimate, run.estTruth; e != nil {
 		// The estimator in the full-probe JVM itself: the goal without the two instances' difference.
 		eb, ep := e.bytes(), e.samples()
-		eTied := TiedOverlap(eb, et, 10, sampleSlack(ep))
+		eTied := TiedOverlap(eb, et, 10, sampleSlack(e.precision()))
 		eAgree := ShareAgreement(eb, et)
 		t.Logf("the sample's estimator in the full-probe JVM (%d samples, %s in %v) vs its full probe over the same window "+
 			"(bpftrace): top 10 by bytes %d/10 (%d/10 as ranked), byte shares agree %.1f%%; top 10 %s\n  truth: %s", total(ep),

@@ -93,6 +93,9 @@ type ClassAlloc struct {
 	// allocation outside one): the sample Bytes are estimated from. The other firings (code that reports
 	// every allocation) are in Count but weigh nothing: the TLAB samples stand for them.
 	Samples uint64 `json:"samples,omitempty"`
+	// Windows, where the samples' weights were spread over TLAB windows (AllocProfile.Windows), are the
+	// windows that held the class: a class in n windows is known to about 1/sqrt(n) of its bytes.
+	Windows uint64 `json:"windows,omitempty"`
 	// Unsized are the firings not in Bytes because their size is unknown (an array on a JDK whose probe
 	// passes garbage sizes, from a thread jvmkit had not seen yet).
 	Unsized uint64 `json:"unsized,omitempty"`
@@ -127,6 +130,16 @@ type AllocProfile struct {
 	Unsized     uint64 `json:"unsized,omitempty"`
 	ProbeSizes  bool   `json:"probe_sizes"`
 	WeightSizes bool   `json:"weight_sizes,omitempty"`
+	// Windows, in a sample, are the samples whose weight was spread over the classes at the start of
+	// their thread's previous TLAB (see SizesWeights); WindowsFailed those whose copy could not be walked
+	// and WindowsLost those not copied (a full buffer, unreadable memory): their weight is spread as the
+	// walked windows' bytes are. Samples without a window (a thread's first, the first after a
+	// collection) give their weight to the class of the sampled allocation, as every sample does where
+	// WindowError says why there are no windows at all.
+	Windows       uint64 `json:"windows,omitempty"`
+	WindowsFailed uint64 `json:"windows_failed,omitempty"`
+	WindowsLost   uint64 `json:"windows_lost,omitempty"`
+	WindowError   string `json:"window_error,omitempty"`
 }
 
 // How AllocProfile.Bytes were sized.
@@ -165,6 +178,12 @@ type AllocTrace struct {
 	stopWatch chan struct{}
 	watchDone chan struct{}
 
+	// With Sampled weights: the TLAB windows (nil where this JVM has none: windowErr says why), and
+	// whether the aggregation was stopped (its last windows handed over).
+	win        *windows
+	windowErr  error
+	aggStopped bool
+
 	// With Events: the reader's counts, as the kernel's would be.
 	mu       sync.Mutex
 	buckets  map[eventKey]*usdt.Bucket
@@ -202,7 +221,7 @@ func TraceAlloc(ctx context.Context, pid int, mods []usdt.Module, opts AllocOpti
 			String: &usdt.StringArg{Ptr: 1, Len: 2}, MaxKeys: opts.MaxClasses,
 		}
 		if opts.Weights {
-			if ao.Weight, err = t.openWeights(ctx); err != nil {
+			if ao.Weight, err = t.openWeights(ctx, true); err != nil {
 				return nil, err
 			}
 		}
@@ -233,7 +252,7 @@ func TraceAlloc(ctx context.Context, pid int, mods []usdt.Module, opts AllocOpti
 		}
 	}
 	if opts.Weights {
-		w, err := t.openWeights(ctx)
+		w, err := t.openWeights(ctx, false)
 		if err != nil {
 			return nil, err
 		}
@@ -383,6 +402,9 @@ func (t *AllocTrace) closeWeights() {
 		_ = t.jvm.Close()
 		t.jvm = nil
 	}
+	if t.win != nil {
+		_ = t.win.jvm.Close()
+	}
 }
 
 // readClasses reads the loaded classes' sizes, keeping what an earlier read found (a JVM that exited
@@ -441,6 +463,7 @@ func (t *AllocTrace) Stop() error {
 	if t.agg != nil {
 		t.stopThreads()
 		err := t.agg.Stop()
+		t.aggStopped = true
 		t.readClasses() // those loaded during the trace too
 		return err
 	}
@@ -464,6 +487,18 @@ func (t *AllocTrace) Profile() (*AllocProfile, error) {
 		sizeBuckets(p, buckets, t.sizes, t.known != nil, t.opts.Sampled, byName)
 		if p.Lost, err = t.agg.Missed(); err != nil {
 			return nil, err
+		}
+		if t.win != nil && p.Sizes == SizesWeights {
+			var missed, missedW uint64
+			if t.aggStopped {
+				// Every window handed over first.
+				if missed, missedW, err = t.agg.Windows(); err != nil {
+					return nil, err
+				}
+			}
+			t.win.spread(p, missed, missedW, byName)
+		} else if t.windowErr != nil && p.Sizes == SizesWeights {
+			p.WindowError = t.windowErr.Error()
 		}
 	} else {
 		if t.stopped.Load() {

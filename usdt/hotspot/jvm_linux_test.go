@@ -245,3 +245,48 @@ func TestSwitchFlags(t *testing.T) {
 		}
 	})
 }
+
+// TestSwitchFlagsWindows samples the Alloc workload with --switch-flags in TLABs of a fixed 8 KiB, the
+// case where the classes of the objects that open new TLABs lock onto a few of the loop's (a million
+// samples gave Alloc$AllocB, 4.17% of the bytes, none). With TLAB windows each sample's weight is spread
+// over the start of the thread's previous TLAB, so the byte shares must be the workload's: AllocA 66.7%,
+// byte[] 29.2%, AllocB 4.17%.
+func TestSwitchFlagsWindows(t *testing.T) {
+	testutil.MustHaveBPF(t)
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel()
+		testutil.SkipWithoutProbes(t, jdk)
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m", "-XX:TLABSize=8k", "-XX:-ResizeTLAB"}})
+		out, errOut, code := jvmkit(t, "alloc", strconv.Itoa(j.PID), "--switch-flags", "--json", "--duration", "3s")
+		if code != 0 {
+			t.Fatalf("jvmkit alloc: exit status %d: %s", code, errOut)
+		}
+		a := parseAlloc(t, out)
+		p := &a.Data.Profile
+		if p.Sizes != hotspot.SizesWeights || p.Bytes == 0 {
+			t.Fatalf("want weighted bytes: %s", out)
+		}
+		share := func(class string) float64 {
+			for _, c := range p.Classes {
+				if c.Class == class {
+					return float64(c.Bytes) / float64(p.Bytes)
+				}
+			}
+			return 0
+		}
+		t.Logf("%s: %d samples, %d spread over their window, %d not walked (%s), %d lost; shares %s %.2f%%, byte[] %.2f%%, %s %.2f%%",
+			jdk.Name(), p.Samples, p.Windows, p.WindowsFailed, p.WindowError, p.WindowsLost,
+			classA, 100*share(classA), 100*share("byte[]"), classB, 100*share(classB))
+		// At this rate (a new TLAB every few microseconds) the ring buffer drops windows, whose weight is
+		// spread as the others': samples without a window are a thread's first and the first after a
+		// collection.
+		if windowed := p.Windows + p.WindowsFailed + p.WindowsLost; windowed < p.Samples*9/10 || p.Windows < 1000 {
+			t.Errorf("%d of %d samples had a window (%d spread), want 90%% or more and 1,000 spread (%s)", windowed, p.Samples, p.Windows, p.WindowError)
+		}
+		for class, want := range map[string]float64{classA: 8 * 32. / 384, "byte[]": 2 * 56. / 384, classB: 16. / 384} {
+			if got := share(class); math.Abs(got-want) > 0.1*want {
+				t.Errorf("%s: %.2f%% of the bytes, want %.2f%% (within a tenth)", class, 100*got, 100*want)
+			}
+		}
+	})
+}

@@ -2,6 +2,7 @@ package hotspot
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"time"
@@ -14,10 +15,11 @@ import (
 const threadScan = 200 * time.Millisecond
 
 // openWeights opens the trace's own view of the JVM (the caller's may be in use on another goroutine),
-// for class sizes and, where the JVM exports the allocated-bytes counter, weights. The largest weight
+// for class sizes and, where the JVM exports the allocated-bytes counter, weights (in a sampled
+// aggregation, with TLAB windows where this JVM allows them). The largest weight
 // taken is the heap's maximum size: a thread cannot allocate more between two firings (each TLAB and
 // each allocation outside one fires).
-func (t *AllocTrace) openWeights(ctx context.Context) (*usdt.ThreadWeight, error) {
+func (t *AllocTrace) openWeights(ctx context.Context, aggregated bool) (*usdt.ThreadWeight, error) {
 	j, err := vmstructs.Open(ctx, t.pid)
 	if err != nil {
 		return nil, err
@@ -46,6 +48,20 @@ func (t *AllocTrace) openWeights(ctx context.Context) (*usdt.ThreadWeight, error
 		// a TLAB whose start fired unseen is not one.
 		epoch, direct, top := int32(c.TLABStart), int32(c.AllocatedBytes), int32(c.TLABTop)
 		w.Epoch, w.Direct, w.Top, w.Size = &epoch, &direct, &top, 3
+		// Each new TLAB's sample spread over the start of the previous TLAB (see windows).
+		err := errors.New("windows are taken by the kernel's counts only")
+		if aggregated {
+			var wj *vmstructs.JVM
+			if wj, err = vmstructs.Open(ctx, t.pid); err == nil {
+				var bw *usdt.BufferWindow
+				if t.win, bw, err = openWindows(wj); err == nil {
+					w.Window = bw
+				} else {
+					_ = wj.Close()
+				}
+			}
+		}
+		t.windowErr = err
 	}
 	t.tasks = t.scanThreads(nil, func(th usdt.WeightedThread) error {
 		w.Threads = append(w.Threads, th)

@@ -8,7 +8,7 @@ import (
 	"github.com/jvmkit/jvmkit/usdt"
 )
 
-func (t *AllocTrace) openWeights(context.Context) (*usdt.ThreadWeight, error) { return nil, nil }
-func (t *AllocTrace) watchThreads()                                           {}
-func (t *AllocTrace) stopThreads()                                            {}
-func (t *AllocTrace) rebase()                                                 {}
+func (t *AllocTrace) openWeights(context.Context, bool) (*usdt.ThreadWeight, error) { return nil, nil }
+func (t *AllocTrace) watchThreads()                                                 {}
+func (t *AllocTrace) stopThreads()                                                  {}
+func (t *AllocTrace) rebase()                                                       {}

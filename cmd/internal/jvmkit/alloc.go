@@ -42,6 +42,21 @@ type allocJSON struct {
 const sampleNote = "sample: DTraceAllocProbes was switched on at run time, so compiled code fires only on its slow " +
 	"paths (a new TLAB, an allocation outside a TLAB) and interpreted code on every allocation"
 
+// windowsNote says how a weighted sample's weights were given to classes.
+func windowsNote(p *hotspot.AllocProfile) string {
+	if p.Windows == 0 {
+		why := ""
+		if p.WindowError != "" {
+			why = " (no TLAB windows: " + p.WindowError + ")"
+		}
+		return "; each sample's weight goes to the class of its allocation" + why
+	}
+	return fmt.Sprintf("; each new TLAB's weight is spread over the classes of the objects at the start of its thread's "+
+		"previous TLAB (up to 4 KiB copied in the probe), by their bytes, so a class's samples are the windows that held it: "+
+		"%d of %d samples (%d not walked, %d not copied keep their allocation's class)",
+		p.Windows, p.Samples, p.WindowsFailed, p.WindowsLost)
+}
+
 // sizesNote says how a profile's bytes were sized.
 func sizesNote(p *hotspot.AllocProfile) string {
 	switch p.Sizes {
@@ -49,7 +64,7 @@ func sizesNote(p *hotspot.AllocProfile) string {
 		return "bytes are estimates: a new TLAB's sample weighs the bytes its thread allocated since its previous sample, " +
 			"an allocation outside a TLAB its own size (the JavaThread's allocated-bytes counter, read in the probe: the " +
 			"weights of JFR's ObjectAllocationSample), so they sum to what the threads allocated; firings inside a TLAB " +
-			"(interpreted code, code compiled during the trace) weigh nothing, the TLAB's sample stands for them"
+			"(interpreted code, code compiled during the trace) weigh nothing, the TLAB's sample stands for them" + windowsNote(p)
 	case hotspot.SizesClass:
 		switch {
 		case p.ProbeSizes:
