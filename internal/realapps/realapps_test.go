@@ -810,28 +810,13 @@ func inconclusive(have, need int64) string {
 // with what is known, not failed, and the issue's note and docs/benchmarks.md say so. Every other assertion
 // fails the test.
 var knownGaps = map[string]string{
-	// Issue 12: the sample's estimator run in the full-probe Jetty JVM itself (the truth's own JVM and
-	// window) ranks 8/10 of its truth's top 10 (JDK 17, 2026-11-29): it weighs org.apache.jsp.work_jsp$Item
-	// (the truth's 4th, 1.8 MB) under 0.7 MB and String 34% low, BigDecimal 15% high. JFR's
-	// ObjectAllocationSample, the same method (a sample per new TLAB weighing the thread's bytes since
-	// its previous one), misses Item in the sampled JVM too. It is the points, not the weights: new TLABs
-	// start at an Item 86 times where Item's byte share predicts 275, at a String 246 times for 424 (the
-	// same run). The likely cause is the loop: a new TLAB starts with the allocation that did not fit,
-	// and the next one ends a fixed size later (8 KiB here, and a TLAB's size stays the same between
-	// collections), so in a loop that allocates the same sequence over and over the points lock onto a
-	// few of its objects (a simulation of work.jsp's item loop with 8 KiB TLABs: every point on one or
-	// two of its five objects, Item's share from 0 to half its bytes' with a little jitter). Shown on a
-	// JVM with the Alloc workload (JDK 17; per round 8 AllocA, 2 byte[40], 1 AllocB, AllocB 4.2% of the
-	// bytes): alloc --switch-flags gave AllocB 0 of 1,046,383 samples with 8 KiB TLABs and 1 of 53,165
-	// with HotSpot's default TLABs; JFR's ObjectAllocationSample (throttle off) 0 of 57,050. A limit of
-	// TLAB sampling, not of this tool; it is in alloc's help. H2 (no such loop): 10/10.
-	"alloc.estimate-top10": "new TLABs start at Jetty's work_jsp$Item a third as often as its bytes predict, in the full-probe JVM itself (a loop locks TLAB samples, JFR's too): 8/10 (JDK 17)",
-	// Issue 12: the same cause against the other instance: the sampled Jetty ranks the full-probe
-	// instance's top 10 in 7-8/10 mostly, JFR's ObjectAllocationSample of the same JVM alike (7-9/10;
-	// alloc.top10-jfr holds ours to JFR's). work_jsp$Item, the truth's 4th, is missed by both. The
-	// sampler that is not tied to TLABs, alloc --heap-sampling, is held to the goal in the full-probe JVM
-	// (alloc.heap-top10, alloc.heap-shares; 2026-11-30: Jetty 10/10 and 98.1%, work_jsp$Item 4th).
-	"alloc.top10/jetty": "TLAB sample points lock onto Jetty's loop (work_jsp$Item missed, as by JFR's ObjectAllocationSample in the same JVM): 7-8/10 (JDK 17)",
+	// Issue 12's allocation goal on Jetty (alloc.estimate-top10, alloc.top10/jetty) was a known gap until
+	// 2026-11-30: new TLABs start at the same points of work.jsp's item loop (a new TLAB opens with the
+	// object that did not fit, and ends a fixed size later), so the samples that gave each sample's weight
+	// to the object opening the new TLAB (as JFR's ObjectAllocationSample does) ranked the truth's top 10
+	// in 7-8/10, work_jsp$Item missed. Each sample's weight is now spread over the objects at the start of
+	// the previous TLAB (hotspot's TLAB windows): JDK 17, 9/10 and 98.8% against the full-probe instance,
+	// 10/10 and 99.4% in the full-probe JVM itself.
 	// Issue 12: the goal is 13/15; runs give 13-15 mostly, 11 once (JDK 25, Jetty), where the misses are
 	// methods the two name differently without DebugNonSafepoints and JFR has ~1,500 samples. The floor of
 	// 10 (profile.jfr-top15-floor) still fails.
