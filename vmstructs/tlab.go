@@ -1,6 +1,7 @@
 package vmstructs
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -159,9 +160,9 @@ func (l ObjectLayout) WalkObjects(data []byte, klass func(k uint64) (int32, bool
 		}
 		var k uint64
 		if l.Narrow {
-			k = l.Base + uint64(le32(data[off+8:]))<<l.Shift
+			k = l.Base + uint64(binary.LittleEndian.Uint32(data[off+8:]))<<l.Shift
 		} else {
-			k = le64(data[off+8:])
+			k = binary.LittleEndian.Uint64(data[off+8:])
 		}
 		lh, ok := klass(k)
 		if !ok {
@@ -175,7 +176,7 @@ func (l ObjectLayout) WalkObjects(data []byte, klass func(k uint64) (int32, bool
 			if off+l.LengthOffset+4 > n {
 				return off, nil
 			}
-			length := uint64(le32(data[off+l.LengthOffset:]))
+			length := uint64(binary.LittleEndian.Uint32(data[off+l.LengthOffset:]))
 			hsize := uint64(lh>>16) & 0xff
 			l2 := uint(lh) & 0x3f
 			if length > 1<<31 || l2 > 3 {
@@ -190,12 +191,4 @@ func (l ObjectLayout) WalkObjects(data []byte, klass func(k uint64) (int32, bool
 		off += size
 	}
 	return off, nil
-}
-
-func le32(b []byte) uint32 {
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-}
-
-func le64(b []byte) uint64 {
-	return uint64(le32(b)) | uint64(le32(b[4:]))<<32
 }

@@ -47,6 +47,10 @@ type AllocOptions struct {
 	// Sampled says that the JVM fires only a sample of its allocations (DTraceAllocProbes switched on at
 	// run time): a class's bytes are then estimated from its firings' weights, not sized one by one.
 	Sampled bool
+	// NoWindows, with Sampled weights, gives each sample's weight to the class of its allocation, as JFR's
+	// ObjectAllocationSample does, instead of spreading it over a TLAB window (see AllocProfile.Windows):
+	// for comparisons and measurements.
+	NoWindows bool
 }
 
 // AllocStack is the allocations of one class from one stack.

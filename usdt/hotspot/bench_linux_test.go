@@ -18,8 +18,9 @@ import (
 //   - events/s: object__alloc firings counted per second on a JVM started with -XX:+DTraceAllocProbes
 //     and two allocating threads, counted in the kernel (the default) and through the ring buffer
 //     (--events), with the firings lost;
-//   - the overhead of the sampled mode (--switch-flags) on the Alloc workload's throughput: windows of 4 s
-//     without and with it, alternating, compared by the rounds the workload completes per second.
+//   - the overhead of the sampled mode (--switch-flags, with its weights) on the Alloc workload's
+//     throughput: periods of 4 s without it, with it and TLAB windows off, with it and windows on,
+//     alternating, compared by the rounds the workload completes per second.
 func BenchmarkAlloc(b *testing.B) {
 	testutil.MustHaveBPF(b)
 	for _, jdk := range testutil.JDKs(b) {
@@ -104,17 +105,18 @@ func benchSampled(b *testing.B, jdk testutil.JDK) {
 		b.Fatal(err)
 	}
 	const window = 4 * time.Second
-	var off, on []float64
-	var samples uint64
+	var off, plain, windowed []float64
+	var samples, windows uint64
 	offset := len(j.Stdout())
 	for i := 0; i < b.N; i++ {
-		for k := 0; k < 2; k++ {
+		for k := 0; k < 4; k++ {
 			time.Sleep(window)
 			var rs []float64
 			rs, offset = rounds(j, offset)
 			off = append(off, rs[min(1, len(rs)):]...) // the first line straddles the switch
 
-			tr, err := hotspot.TraceAlloc(context.Background(), j.PID, mods, hotspot.AllocOptions{})
+			noWindows := k%2 == 0
+			tr, err := hotspot.TraceAlloc(context.Background(), j.PID, mods, hotspot.AllocOptions{Weights: true, Sampled: true, NoWindows: noWindows})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -123,10 +125,16 @@ func benchSampled(b *testing.B, jdk testutil.JDK) {
 				_ = tr.Close()
 				b.Fatal(err)
 			}
+			tr.Rebase()
 			_, offset = rounds(j, offset)
 			time.Sleep(window)
 			rs, offset = rounds(j, offset)
-			on = append(on, rs[min(1, len(rs)):]...)
+			if noWindows {
+				plain = append(plain, rs[min(1, len(rs)):]...)
+			} else {
+				windowed = append(windowed, rs[min(1, len(rs)):]...)
+			}
+			_ = tr.Freeze(0)
 			rerr := sw.Restore()
 			_ = tr.Stop()
 			p, perr := tr.Profile()
@@ -134,13 +142,17 @@ func benchSampled(b *testing.B, jdk testutil.JDK) {
 			if rerr != nil || perr != nil {
 				b.Fatal(rerr, perr)
 			}
-			samples += p.Count
+			samples += p.Samples
+			windows += p.Windows
 			_, offset = rounds(j, offset)
 		}
 	}
-	overhead := 100 * (1 - mean(on)/mean(off))
+	overhead := 100 * (1 - mean(plain)/mean(off))
+	withWindows := 100 * (1 - mean(windowed)/mean(off))
 	b.ReportMetric(overhead, "overhead-%")
-	b.ReportMetric(float64(samples)/(2*window.Seconds()*float64(b.N)), "samples/s")
-	b.Logf("%s sampled mode: %.0f rounds/s without, %.0f with (%d and %d seconds): overhead %.2f%%, %d samples",
-		jdk.Name(), mean(off), mean(on), len(off), len(on), overhead, samples)
+	b.ReportMetric(withWindows, "windows-overhead-%")
+	b.ReportMetric(float64(samples)/(4*window.Seconds()*float64(b.N)), "samples/s")
+	b.Logf("%s sampled mode: %.0f rounds/s without, %.0f with (windows off), %.0f with windows (%d, %d and %d seconds): "+
+		"overhead %.2f%% and %.2f%%, %d samples, %d windows walked",
+		jdk.Name(), mean(off), mean(plain), mean(windowed), len(off), len(plain), len(windowed), overhead, withWindows, samples, windows)
 }

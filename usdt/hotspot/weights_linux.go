@@ -50,7 +50,10 @@ func (t *AllocTrace) openWeights(ctx context.Context, aggregated bool) (*usdt.Th
 		w.Epoch, w.Direct, w.Top, w.Size = &epoch, &direct, &top, 3
 		// Each new TLAB's sample spread over the start of the previous TLAB (see windows).
 		err := errors.New("windows are taken by the kernel's counts only")
-		if aggregated {
+		if t.opts.NoWindows {
+			err = errors.New("not asked for")
+		}
+		if aggregated && !t.opts.NoWindows {
 			var wj *vmstructs.JVM
 			if wj, err = vmstructs.Open(ctx, t.pid); err == nil {
 				var bw *usdt.BufferWindow
