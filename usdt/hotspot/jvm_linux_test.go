@@ -288,5 +288,19 @@ func TestSwitchFlagsWindows(t *testing.T) {
 				t.Errorf("%s: %.2f%% of the bytes, want %.2f%% (within a tenth)", class, 100*got, 100*want)
 			}
 		}
+		// The table: AllocB, which opens no TLAB, is there by its windows, its size known.
+		table, errOut, code := jvmkit(t, "alloc", strconv.Itoa(j.PID), "--switch-flags", "--duration", "1s")
+		if code != 0 {
+			t.Fatalf("jvmkit alloc: exit status %d: %s", code, errOut)
+		}
+		var lineB string
+		for line := range strings.SplitSeq(table, "\n") {
+			if strings.HasSuffix(strings.TrimSpace(strings.TrimSuffix(line, "  (size unknown)")), classB) {
+				lineB = line
+			}
+		}
+		if f := strings.Fields(lineB); len(f) != 6 || strings.Contains(lineB, "unknown") || !strings.Contains(table, "windows") {
+			t.Errorf("want a line for %s with samples, windows, bytes and shares:\n%s", classB, table)
+		}
 	})
 }

@@ -612,7 +612,7 @@ func writeAllocTable(out io.Writer, pid int, version string, elapsed time.Durati
 	for _, c := range shown {
 		unsized := ""
 		switch {
-		case c.Unsized == c.Count:
+		case c.Unsized == c.Count && c.Count > 0:
 			unsized = "  (size unknown)"
 		case c.Unsized > 0:
 			unsized = fmt.Sprintf("  (+ %d of unknown size)", c.Unsized)
