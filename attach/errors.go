@@ -13,19 +13,19 @@ import (
 // and perfmap (the same values).
 var (
 	// ErrProcessGone: the pid does not exist or exited while attaching.
-	ErrProcessGone = procerr.ErrProcessGone
+	ErrProcessGone error = &procerr.ProcessGone
 	// ErrNotJVM: the process is not a Java virtual machine.
-	ErrNotJVM = procerr.ErrNotJVM
+	ErrNotJVM error = &procerr.NotJVM
 	// ErrNotHotSpot: a JVM that does not speak the HotSpot attach protocol (OpenJ9).
 	ErrNotHotSpot = errors.New("not a HotSpot JVM")
 	// ErrPermission: the caller may not attach to the target, or something in the rendezvous
 	// directory is not what the target made (planted sockets, symlinks).
-	ErrPermission = procerr.ErrPermission
+	ErrPermission error = &procerr.Permission
 	// ErrNoListener: the target's attach listener did not answer (not started in time, JVM stopped or
 	// hung, attach disabled).
-	ErrNoListener = errors.New("attach listener not available")
+	ErrNoListener error = &noListener
 	// ErrAttachDisabled: the JVM runs with -XX:+DisableAttachMechanism. It wraps ErrNoListener.
-	ErrAttachDisabled error = &wrapError{"attach listener not available: attach mechanism disabled in the target JVM (started with -XX:+DisableAttachMechanism)", ErrNoListener}
+	ErrAttachDisabled error = &procerr.Error{Msg: "attach listener not available: attach mechanism disabled in the target JVM (started with -XX:+DisableAttachMechanism)", Err: &noListener}
 	// ErrRequestTooLarge: the request does not fit the protocol the target speaks.
 	ErrRequestTooLarge = errors.New("request too large")
 	// ErrBadRequest: an argument cannot be encoded (embedded NUL, op name too long).
@@ -37,19 +37,12 @@ var (
 	// on with it (a heap dump is still written, once it runs again), only its reply is not read.
 	ErrAbandoned = errors.New("the JVM had the whole request and goes on with it")
 	// ErrNotSupported: the platform has no HotSpot attach support in this package.
-	ErrNotSupported = procerr.ErrNotSupported
+	ErrNotSupported error = &procerr.NotSupported
 )
 
-// wrapError is a sentinel that wraps another, as fmt.Errorf with %w would make it, but without a call to
-// fmt at package initialization, which gjcmd would pay for at every start. Its message is written out:
-// the test compares it with fmt's.
-type wrapError struct {
-	msg string
-	err error
-}
-
-func (e *wrapError) Error() string { return e.msg }
-func (e *wrapError) Unwrap() error { return e.err }
+// noListener is ErrNoListener's value (see procerr.Error: re-exports and wrappers by address, laid out
+// by the compiler, so that gjcmd runs no code for them at start-up).
+var noListener = procerr.Error{Msg: "attach listener not available"}
 
 // JVMError is a non-zero status returned by the JVM for an operation.
 type JVMError struct {

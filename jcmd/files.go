@@ -23,9 +23,9 @@ var (
 	ErrUnreachable = errors.New("not reachable by a path from the JVM's root")
 	// ErrSymlink: a destination is a symbolic link, which CopyOut never writes through. It wraps
 	// ErrNotRegular.
-	ErrSymlink = rootfs.ErrSymlink
+	ErrSymlink error = &rootfs.Symlink
 	// ErrNotRegular: the file is not a regular file (a FIFO, device, socket or directory).
-	ErrNotRegular = rootfs.ErrNotRegular
+	ErrNotRegular error = &rootfs.NotRegular
 )
 
 // fileNameExpansion reports which sequences a JVM of the given feature release (17, 25, ...) expands in the

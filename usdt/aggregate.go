@@ -381,15 +381,8 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 	// Another CPU inserted the key meanwhile: count into its entry.
 	lookup("exit")
 
+	add(missedAdd(asm.StoreImm(asm.R10, -8, 0, asm.Word).WithSymbol("full"), asm.Mov.Imm(asm.R1, 1), "exit")...)
 	add(
-		asm.LoadMapPtr(asm.R1, 0).WithReference(mapMissed).WithSymbol("full"),
-		asm.StoreImm(asm.R10, -8, 0, asm.Word),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -8),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "exit"),
-		asm.Mov.Imm(asm.R1, 1),
-		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
 		asm.Ja.Label("exit"),
 
 		asm.Mov.Imm(asm.R1, 1).WithSymbol("count"),
@@ -480,23 +473,11 @@ func (s *aggSpec) windowCode(win *BufferWindow, wstart, wlen, weight, unweighted
 		asm.Mov.Imm(asm.R2, bpfRBNoWakeup),
 		asm.FnRingbufDiscard.Call(),
 		asm.Mov.Imm(asm.R1, 2),
-		// mapMissed[R1] += 1, mapMissed[3] += the weight
-		asm.StoreMem(asm.R10, -8, asm.R1, asm.Word).WithSymbol("win_missed"),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(mapMissed),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -8),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "win_taken"),
-		asm.Mov.Imm(asm.R1, 1),
-		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
-		asm.StoreImm(asm.R10, -8, 3, asm.Word),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(mapMissed),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -8),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "win_taken"),
-		asm.LoadMem(asm.R1, asm.R10, weight, asm.DWord),
-		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+	)
+	// mapMissed[R1] += 1, mapMissed[3] += the weight
+	insns = append(insns, missedAdd(asm.StoreMem(asm.R10, -8, asm.R1, asm.Word).WithSymbol("win_missed"), asm.Mov.Imm(asm.R1, 1), "win_taken")...)
+	insns = append(insns, missedAdd(asm.StoreImm(asm.R10, -8, 3, asm.Word), asm.LoadMem(asm.R1, asm.R10, weight, asm.DWord), "win_taken")...)
+	insns = append(insns,
 		// The window (or the count of windows missed) carries the weight: the bucket counts the firing as
 		// a sample of weight 0.
 		asm.Mov.Imm(asm.R1, 0).WithSymbol("win_taken"),
@@ -504,6 +485,21 @@ func (s *aggSpec) windowCode(win *BufferWindow, wstart, wlen, weight, unweighted
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("win_done"),
 	)
 	return insns
+}
+
+// missedAdd adds to the counter of mapMissed whose index index stores at R10-8 the value value puts
+// in R1, and goes on at skip if the counter cannot be found.
+func missedAdd(index, value asm.Instruction, skip string) asm.Instructions {
+	return asm.Instructions{
+		index,
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapMissed),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, -8),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, skip),
+		value,
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+	}
 }
 
 // windowHeader is the size of a window record's fixed fields (see windowCode).

@@ -27,15 +27,37 @@ const (
 	CapCheckpointRestore Capability = 40
 )
 
-var capNames = map[Capability]string{
-	CapChown: "CHOWN", CapDacOverride: "DAC_OVERRIDE", CapDacReadSearch: "DAC_READ_SEARCH", CapFowner: "FOWNER",
-	CapKill: "KILL", CapSysPtrace: "SYS_PTRACE", CapSysAdmin: "SYS_ADMIN", CapPerfmon: "PERFMON", CapBPF: "BPF",
-	CapCheckpointRestore: "CHECKPOINT_RESTORE",
+// capName is a capability's name without CAP_ (a switch, not a map: gjcmd links this package and
+// should not build a map at every start).
+func capName(c Capability) (string, bool) {
+	switch c {
+	case CapChown:
+		return "CHOWN", true
+	case CapDacOverride:
+		return "DAC_OVERRIDE", true
+	case CapDacReadSearch:
+		return "DAC_READ_SEARCH", true
+	case CapFowner:
+		return "FOWNER", true
+	case CapKill:
+		return "KILL", true
+	case CapSysPtrace:
+		return "SYS_PTRACE", true
+	case CapSysAdmin:
+		return "SYS_ADMIN", true
+	case CapPerfmon:
+		return "PERFMON", true
+	case CapBPF:
+		return "BPF", true
+	case CapCheckpointRestore:
+		return "CHECKPOINT_RESTORE", true
+	}
+	return "", false
 }
 
 // Name is the capability's name without its CAP_ prefix, as --cap-add takes it ("SYS_PTRACE").
 func (c Capability) Name() string {
-	if n, ok := capNames[c]; ok {
+	if n, ok := capName(c); ok {
 		return n
 	}
 	return fmt.Sprintf("%d", uint(c))
@@ -116,13 +138,22 @@ func rootCaps() (uint64, bool) {
 }
 
 // selfCaps reads this process's effective capability set, once: jvmkit's tools do not change theirs.
-var selfCaps = sync.OnceValues(func() (uint64, bool) {
-	s, err := Default.Status(os.Getpid())
-	if err != nil || !s.HasCapEff {
-		return 0, false
-	}
-	return s.CapEff, true
-})
+func selfCaps() (uint64, bool) {
+	self.once.Do(func() {
+		s, err := Default.Status(os.Getpid())
+		if err == nil && s.HasCapEff {
+			self.caps, self.ok = s.CapEff, true
+		}
+	})
+	return self.caps, self.ok
+}
+
+// self is selfCaps' answer (a zero value: nothing to run at start-up, where sync.OnceValues would be).
+var self struct {
+	once sync.Once
+	caps uint64
+	ok   bool
+}
 
 // Explain adds to a refusal (EPERM, EACCES) what this process lacks as root of caps, the capabilities
 // the operation needs (RootWithout); other errors, and refusals it cannot explain so, are returned as

@@ -3,10 +3,11 @@ package rootfs
 import (
 	"encoding/hex"
 	"errors"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/jvmkit/jvmkit/internal/procerr"
 )
 
 // Process is a process whose files are reached from the caller's side: its root and working directory
@@ -48,12 +49,15 @@ func (pr *Process) show(p string) string {
 // ErrUnsafe is wrapped by the errors of Prepare for a path that a user other than the process and root
 // could redirect: a directory on the way that such a user owns or may write in without the sticky bit,
 // or an entry such a user owns in a sticky directory. It also wraps fs.ErrPermission.
-var ErrUnsafe error = &wrapError{"permission denied: another user could redirect the write", fs.ErrPermission}
+var ErrUnsafe error = &Unsafe
+
+// Unsafe is ErrUnsafe's value (see procerr.Error).
+var Unsafe = procerr.Error{Msg: "permission denied: another user could redirect the write", Permission: true}
 
 // ErrCannotCreate is wrapped by MayCreate's refusals: the user may not create files in the directory
 // (it is read-only, or another user's, or another directory is mounted there). It wraps ErrUnsafe,
 // which the callers test for, with a message that says what is wrong.
-var ErrCannotCreate error = &wrapError{"permission denied: that user cannot create files there", ErrUnsafe}
+var ErrCannotCreate error = &procerr.Error{Msg: "permission denied: that user cannot create files there", Err: &Unsafe}
 
 // Mode says how a process opens a file it writes, which decides what Prepare must make sure of.
 type Mode int
@@ -89,7 +93,10 @@ const (
 
 // ErrNotRegular is returned for a file that had to be a regular file and is a FIFO, device, socket,
 // directory or symbolic link.
-var ErrNotRegular = errors.New("not a regular file")
+var ErrNotRegular error = &NotRegular
+
+// NotRegular is ErrNotRegular's value (see procerr.Error).
+var NotRegular = procerr.Error{Msg: "not a regular file"}
 
 // RandomHex returns n random bytes in hex, for names nobody can guess.
 func RandomHex(n int) string {
@@ -100,18 +107,10 @@ func RandomHex(n int) string {
 
 // ErrSymlink is returned for a symbolic link where a file is to be written, which is never written
 // through. It wraps ErrNotRegular.
-var ErrSymlink error = &wrapError{"refusing to use a symbolic link (not a regular file)", ErrNotRegular}
+var ErrSymlink error = &Symlink
 
-// wrapError is a sentinel that wraps another, as fmt.Errorf with %w would make it, but without a call to
-// fmt at package initialization, which gjcmd would pay for at every start. Its message is written out:
-// the test compares it with fmt's.
-type wrapError struct {
-	msg string
-	err error
-}
-
-func (e *wrapError) Error() string { return e.msg }
-func (e *wrapError) Unwrap() error { return e.err }
+// Symlink is ErrSymlink's value (see procerr.Error).
+var Symlink = procerr.Error{Msg: "refusing to use a symbolic link (not a regular file)", Err: &NotRegular}
 
 // ErrNotWritten: the process said it wrote a file, but the file Prepare made for it is still empty.
 var ErrNotWritten = errors.New("the JVM did not write it: the file prepared for it is still empty")
