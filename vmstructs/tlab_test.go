@@ -11,7 +11,7 @@ import (
 var tlabClasses = map[uint64]int32{
 	0x800010: 32,                           // an instance of 32 bytes
 	0x800020: 16 | 1,                       // 16 bytes, slow-path bit set
-	0x800030: -1<<30 | 16<<16 | 8<<8 | 0,   // byte[]: tag, header size 16, element type, log2 size 0
+	0x800030: -1<<30 | 16<<16 | 8<<8,       // byte[]: tag, header size 16, element type, log2 size 0
 	0x800040: -1<<30 | 16<<16 | 10<<8 | 2,  // int[]
 	0x800050: -1<<30 | 16<<16 | 12<<8 | 99, // a broken element size
 }
@@ -78,7 +78,7 @@ func TestWalkObjects(t *testing.T) {
 	o := make([]byte, 40)
 	binary.LittleEndian.PutUint64(o[8:], 0x800030)
 	binary.LittleEndian.PutUint32(o[16:], 9) // byte[9]: 24 + 9 → 40 with a 24-byte header
-	tlabClasses[0x800060] = -1<<30 | 24<<16 | 8<<8 | 0
+	tlabClasses[0x800060] = -1<<30 | 24<<16 | 8<<8
 	defer delete(tlabClasses, 0x800060)
 	binary.LittleEndian.PutUint64(o[8:], 0x800060)
 	if got, end, err := walk(full, o); err != nil || end != 40 || got[0x800060] != 40 {

@@ -21,7 +21,7 @@ func TestError(t *testing.T) {
 		t.Errorf("wrapping sentinel: %v", wrapped)
 	}
 	var again error = &procerr.ProcessGone
-	if again != procerr.ErrProcessGone || !errors.Is(fmt.Errorf("%w: 7", again), procerr.ErrProcessGone) {
+	if again != procerr.ErrProcessGone || !errors.Is(fmt.Errorf("%w: 7", again), procerr.ErrProcessGone) { //nolint:errorlint // identity is the point
 		t.Error("the address of ProcessGone is not ErrProcessGone")
 	}
 	if (&procerr.Error{Msg: "plain"}).Unwrap() != nil {
