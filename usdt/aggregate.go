@@ -435,7 +435,14 @@ func (s *aggSpec) windowCode(win *BufferWindow, wstart, wlen, weight, unweighted
 		asm.LoadMem(n, asm.R10, wlen, asm.DWord),
 		asm.JEq.Imm(n, 0, "win_done"),
 		asm.JLE.Imm(n, int32(win.Bytes), "win_reserve"),
-		asm.Mov.Imm(n, int32(win.Bytes)),
+		// A longer buffer: its first Bytes/2 to Bytes bytes, the end chosen at random. A buffer that
+		// starts where a loop left the previous one (they all do, where a loop allocates the same
+		// objects over and over) would give a window of a fixed length the same partial round of the
+		// loop at its end every time: a bias towards the objects there.
+		asm.FnGetPrandomU32.Call(),
+		asm.And.Imm(asm.R0, int32(win.Bytes/2-1)),
+		asm.Add.Imm(asm.R0, int32(win.Bytes/2)),
+		asm.Mov.Reg(n, asm.R0),
 		asm.LoadMapPtr(asm.R1, 0).WithReference(mapWindows).WithSymbol("win_reserve"),
 		asm.Mov.Imm(asm.R2, hdr+int32(win.Bytes)),
 		asm.Mov.Imm(asm.R3, 0),

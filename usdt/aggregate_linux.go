@@ -56,7 +56,7 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 		return nil, fmt.Errorf("usdt: no probe sites to trace")
 	}
 	sites = slices.Clone(sites)
-	a := &Aggregator{sites: sites, opts: opts, exited: make(chan struct{}), done: make(chan struct{})}
+	a := &Aggregator{sites: sites, opts: opts, exited: make(chan struct{}), done: make(chan struct{}), stopCh: make(chan struct{})}
 	for i := range sites {
 		s := &sites[i]
 		if s.Probe.FileOffset == 0 {
@@ -172,7 +172,7 @@ func (a *Aggregator) readWindows(handle func(Window)) {
 	for {
 		if !stopping {
 			select {
-			case <-a.stopped():
+			case <-a.stopCh:
 				stopping = true
 			default:
 			}
@@ -199,16 +199,6 @@ func (a *Aggregator) readWindows(handle func(Window)) {
 			return
 		}
 	}
-}
-
-// stopped is closed once Stop has detached the uprobes.
-func (a *Aggregator) stopped() <-chan struct{} {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.stopCh == nil {
-		a.stopCh = make(chan struct{})
-	}
-	return a.stopCh
 }
 
 // Windows waits, after Stop, until every window has been handed to BufferWindow.Handle, and returns the
@@ -303,9 +293,6 @@ func (a *Aggregator) Stop() error {
 		errs = append(errs, l.Close())
 	}
 	a.links = nil
-	if a.stopCh == nil {
-		a.stopCh = make(chan struct{})
-	}
 	a.stopOnce.Do(func() { close(a.stopCh) })
 	a.mu.Unlock()
 	return errors.Join(errs...)

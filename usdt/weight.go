@@ -65,7 +65,10 @@ type ThreadWeight struct {
 // in between), and the 32-bit value at Stable (HotSpot: CollectedHeap::_total_collections, which every
 // collection that moves or frees objects increments before it starts) did not change since it.
 type BufferWindow struct {
-	// Bytes is the most bytes copied per window, a multiple of 8 from 8 to MaxWindowBytes.
+	// Bytes is the most bytes copied per window, a power of 2 from 16 to MaxWindowBytes. A used part
+	// longer than that is copied from its start to a point chosen at random between Bytes/2 and Bytes:
+	// buffers that all start at the same point of a loop would otherwise all end their windows at the
+	// same point of it too, and weigh the objects there more than once per round.
 	Bytes int
 	// Stable is the address of the 32-bit value that must be unchanged between two samples.
 	Stable uint64
@@ -121,8 +124,8 @@ func (w *ThreadWeight) withDefaults(what string) (*ThreadWeight, error) {
 		switch {
 		case ww.Epoch == nil || ww.Direct == nil || ww.Top == nil:
 			return nil, fmt.Errorf("usdt: %s: a window needs a weight with Epoch, Direct and Top", what)
-		case win.Bytes < 8 || win.Bytes > MaxWindowBytes || win.Bytes%8 != 0:
-			return nil, fmt.Errorf("usdt: %s: a window of %d bytes (a multiple of 8 up to %d)", what, win.Bytes, MaxWindowBytes)
+		case win.Bytes < 16 || win.Bytes > MaxWindowBytes || win.Bytes&(win.Bytes-1) != 0:
+			return nil, fmt.Errorf("usdt: %s: a window of %d bytes (a power of 2 from 16 to %d)", what, win.Bytes, MaxWindowBytes)
 		case win.Stable == 0 || win.Handle == nil:
 			return nil, fmt.Errorf("usdt: %s: a window without its stable value's address or its handler", what)
 		}
@@ -168,6 +171,13 @@ type weightSlots struct {
 func weightCode(w *ThreadWeight, regs ptRegs, p *Probe, thread asm.Register, sl weightSlots) (asm.Instructions, error) {
 	var insns asm.Instructions
 	add := func(is ...asm.Instruction) { insns = append(insns, is...) }
+	if w.Window != nil {
+		// No window unless windowCode chooses one: every other path leaves wlen 0.
+		add(
+			asm.Mov.Imm(asm.R1, 0),
+			asm.StoreMem(asm.R10, sl.wlen, asm.R1, asm.DWord),
+		)
+	}
 	add(
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.StoreMem(asm.R10, sl.tid, asm.R0, asm.Word), // the low half: the tid
@@ -181,7 +191,12 @@ func weightCode(w *ThreadWeight, regs ptRegs, p *Probe, thread asm.Register, sl 
 		asm.StoreMem(asm.R10, sl.counter, asm.R1, asm.DWord),
 	)
 
-	// read puts the 64-bit value at off from the thread's base into R0, or leaves for no_weight.
+	// read puts the 64-bit value at off from the thread's base into R0, or leaves for no_weight (with a
+	// Window, through no_window: a buffer's start may have gone unseen).
+	unread := "w_no_weight"
+	if w.Window != nil {
+		unread = "w_no_window"
+	}
 	read := func(off int32) {
 		add(
 			asm.Mov.Reg(asm.R1, asm.R10),
@@ -190,7 +205,7 @@ func weightCode(w *ThreadWeight, regs ptRegs, p *Probe, thread asm.Register, sl 
 			asm.LoadMem(asm.R3, thread, 0, asm.DWord),
 			asm.Add.Imm(asm.R3, off),
 			asm.FnProbeReadUser.Call(),
-			asm.JNE.Imm(asm.R0, 0, "w_no_weight"),
+			asm.JNE.Imm(asm.R0, 0, unread),
 			asm.LoadMem(asm.R0, asm.R10, -8, asm.DWord),
 		)
 	}
@@ -339,6 +354,10 @@ func windowCode(win *BufferWindow, thread asm.Register, sl weightSlots) asm.Inst
 		asm.Mov.Imm(asm.R1, 0).WithSymbol("w_new_epoch"),
 		asm.StoreMem(asm.R10, sl.wlen, asm.R1, asm.DWord),
 		asm.StoreMem(asm.R10, -8, asm.R1, asm.DWord),
+		// No buffer now (Epoch 0: the allocation went outside one): Direct's growth holds it too, so the
+		// previous buffer's used part is not known.
+		asm.LoadMem(asm.R3, asm.R10, sl.epoch, asm.DWord),
+		asm.JEq.Imm(asm.R3, 0, "w_no_stable"),
 		asm.Mov.Reg(asm.R1, asm.R10),
 		asm.Add.Imm(asm.R1, -8),
 		asm.Mov.Imm(asm.R2, 4),
@@ -346,7 +365,7 @@ func windowCode(win *BufferWindow, thread asm.Register, sl weightSlots) asm.Inst
 		asm.FnProbeReadUser.Call(),
 		asm.LoadMem(asm.R1, asm.R10, -8, asm.DWord),
 		asm.JEq.Imm(asm.R0, 0, "w_stable_read"),
-		asm.LoadImm(asm.R1, noStable, asm.DWord),
+		asm.LoadImm(asm.R1, noStable, asm.DWord).WithSymbol("w_no_stable"),
 		// [32] is the value at the previous sample; this sample's is kept for the next one.
 		asm.LoadMem(asm.R2, thread, 32, asm.DWord).WithSymbol("w_stable_read"),
 		asm.StoreMem(thread, 32, asm.R1, asm.DWord),

@@ -32,6 +32,7 @@ func setThread(m *ebpf.Map, th WeightedThread) error {
 	ne.PutUint64(v[8:], th.Counter)
 	ne.PutUint64(v[16:], th.Epoch)
 	ne.PutUint64(v[24:], th.Direct)
+	ne.PutUint64(v[32:], noStable) // its next sample has no window: its previous one was not seen
 	if err := m.Update(uint32(th.TID), v[:], ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("usdt: set thread %d: %w", th.TID, err)
 	}

@@ -20,6 +20,8 @@ type ObjectLayout struct {
 	Shift  uint
 	// LengthOffset is where an array's 32-bit length is.
 	LengthOffset uint64
+	// Align is the objects' alignment in bytes (-XX:ObjectAlignmentInBytes; 0 is 8).
+	Align uint64
 }
 
 // ErrObjectLayout is wrapped when a JVM's objects cannot be walked from outside: compact object
@@ -40,7 +42,18 @@ func (j *JVM) ObjectLayout() (ObjectLayout, error) {
 	if err != nil {
 		return ObjectLayout{}, err
 	}
-	l := ObjectLayout{LengthOffset: h.lengthOff}
+	l := ObjectLayout{LengthOffset: h.lengthOff, Align: 8}
+	if f, err := j.Flag("ObjectAlignmentInBytes"); err == nil {
+		switch {
+		case f.Int != nil:
+			l.Align = uint64(*f.Int)
+		case f.Uint != nil:
+			l.Align = *f.Uint
+		}
+	}
+	if l.Align < 8 || l.Align > 256 || l.Align&(l.Align-1) != 0 {
+		return ObjectLayout{}, fmt.Errorf("vmstructs: object alignment %d is implausible", l.Align)
+	}
 	if ccp, ok := flags["UseCompressedClassPointers"]; ok && !ccp {
 		return l, nil // a JVM without the flag has no other mode
 	}
@@ -152,6 +165,7 @@ func (l ObjectLayout) WalkObjects(data []byte, klass func(k uint64) (int32, bool
 	if l.Narrow {
 		hdr = 12
 	}
+	align := max(l.Align, 8)
 	n := uint64(len(data))
 	off := uint64(0)
 	for off < n {
@@ -182,7 +196,7 @@ func (l ObjectLayout) WalkObjects(data []byte, klass func(k uint64) (int32, bool
 			if length > 1<<31 || l2 > 3 {
 				return off, fmt.Errorf("%w: array of %d elements of 2^%d bytes at byte %d", ErrWalk, length, l2, off)
 			}
-			size = (hsize + length<<l2 + 7) &^ 7
+			size = (hsize + length<<l2 + align - 1) &^ (align - 1)
 		}
 		if size < minObject {
 			return off, fmt.Errorf("%w: class %#x (layout helper %#x) at byte %d gives %d bytes", ErrWalk, k, uint32(lh), off, size)

@@ -144,6 +144,9 @@ type AllocProfile struct {
 	WindowsFailed uint64 `json:"windows_failed,omitempty"`
 	WindowsLost   uint64 `json:"windows_lost,omitempty"`
 	WindowError   string `json:"window_error,omitempty"`
+	// Unattributed are the bytes of windows lost or not walked when no window could be walked to spread
+	// them over: in Bytes, in no class.
+	Unattributed uint64 `json:"unattributed,omitempty"`
 }
 
 // How AllocProfile.Bytes were sized.
@@ -550,6 +553,7 @@ func (t *AllocTrace) Profile() (*AllocProfile, error) {
 		p.Samples += c.Samples
 		p.Unsized += c.Unsized
 	}
+	p.Bytes += p.Unattributed
 	SortClasses(p.Classes, false)
 	slices.SortStableFunc(p.Stacks, func(a, b AllocStack) int {
 		switch {
@@ -590,8 +594,9 @@ func SortClasses(cs []ClassAlloc, byBytes bool) {
 func (t *AllocTrace) Close() error {
 	if t.agg != nil {
 		t.stopThreads()
+		err := t.agg.Close() // its window reader first: it reads classes through the windows' view
 		t.closeWeights()
-		return t.agg.Close()
+		return err
 	}
 	t.stopThreads()
 	defer t.closeWeights()

@@ -19,9 +19,9 @@ import (
 // stretch of the very allocations the sample stands for, and the sample's weight is spread over the
 // classes of the objects in it, by their bytes.
 
-// windowBytes is the most bytes of a previous TLAB copied per sample: more than a loop's allocations
-// in all but odd cases, little to copy (about a microsecond), and the whole of the 8 KiB TLABs the tests run
-// at half a sample.
+// windowBytes is the most bytes of a previous TLAB copied per sample (a longer TLAB gives its first
+// windowBytes/2 to windowBytes, see usdt.BufferWindow): more than a loop's allocations in all but odd
+// cases, and little to copy (about a microsecond).
 const windowBytes = 4096
 
 // windows spreads the samples' weights over the classes of their windows.
@@ -145,6 +145,10 @@ func (w *windows) spread(p *AllocProfile, missed, missedW uint64, byName map[str
 		}
 		c.Bytes += uint64(math.Round(bytes + rest*bytes/total))
 		c.Windows += w.samples[name]
+	}
+	if total == 0 {
+		// Nothing walked to spread the rest over: it is counted, in no class.
+		p.Unattributed = uint64(rest)
 	}
 	p.Windows, p.WindowsFailed, p.WindowsLost = w.n, w.failed, missed
 	if w.failErr != nil {

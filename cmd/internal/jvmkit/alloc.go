@@ -44,6 +44,11 @@ const sampleNote = "sample: DTraceAllocProbes was switched on at run time, so co
 
 // windowsNote says how a weighted sample's weights were given to classes.
 func windowsNote(p *hotspot.AllocProfile) string {
+	if p.Unattributed > 0 {
+		return fmt.Sprintf("; each new TLAB's weight goes with the objects at the start of its thread's previous TLAB "+
+			"(its window), but no window could be walked (%d not copied, %d not walked: %s), so %s of the total are "+
+			"in no class", p.WindowsLost, p.WindowsFailed, p.WindowError, formatBytes(p.Unattributed))
+	}
 	if p.Windows == 0 {
 		why := ""
 		if p.WindowError != "" {
@@ -52,8 +57,8 @@ func windowsNote(p *hotspot.AllocProfile) string {
 		return "; each sample's weight goes to the class of its allocation" + why
 	}
 	return fmt.Sprintf("; each new TLAB's weight is spread over the classes of the objects at the start of its thread's "+
-		"previous TLAB (up to 4 KiB copied in the probe: its window), by their bytes, not given to the object that opened "+
-		"the new TLAB as JFR gives it: %d of %d samples had their window walked; %d windows not copied (the buffer was full) "+
+		"previous TLAB (2-4 KiB copied in the probe: its window), by their bytes, not given to the object that opened "+
+		"the new TLAB as JFR gives it: %d of %d samples had their window walked; %d windows not copied (a full buffer, unreadable memory) "+
 		"and %d not walked are spread alike; the others (a thread's first sample, the first after a collection) weigh for "+
 		"their own class", p.Windows, p.Samples, p.WindowsLost, p.WindowsFailed)
 }
@@ -123,9 +128,11 @@ allocates the same sequence over and over locks them onto a few of its classes (
 same between collections), and JFR's ObjectAllocationSample, which gives a sample's weight to the object
 that opened the new TLAB, under-samples the others (a loop allocating 8 objects of 32 bytes, 2 of 56 and
 1 of 16: the 16-byte class, 4% of the bytes, got 0 of 57,050 of JFR's samples). So at each new TLAB the
-probe also copies the first 4 KiB of the thread's previous TLAB (the allocations the sample stands for,
-in their order) and jvmkit spreads the sample's weight over the classes of the objects in it, by their
-bytes: the same loop gives the 16-byte class 4.0-4.1% of the bytes on JDK 17, 21 and 25. A window is
+probe also copies the start of the thread's previous TLAB (the allocations the sample stands for, in
+their order: all of it up to 4 KiB, else its first 2 to 4 KiB, the end chosen at random so that the
+windows do not all end at the same point of a loop) and jvmkit spreads the sample's weight over the
+classes of the objects in it, by their bytes: the same loop gives the 16-byte class 4.0-4.1% of the
+bytes on JDK 17, 21 and 25. A window is
 copied only when no collection ran since the previous TLAB started (CollectedHeap's count of
 collections, read in the probe); windows the ring buffer has no room for are spread as the others are.
 Not with ZGC or Shenandoah (objects move between their collections) nor with compact object headers:
