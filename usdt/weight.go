@@ -66,7 +66,7 @@ type ThreadWeight struct {
 // collection that moves or frees objects increments before it starts) did not change since it.
 type BufferWindow struct {
 	// Bytes is the most bytes copied per window, a power of 2 from 16 to MaxWindowBytes. A used part
-	// longer than that is copied from its start to a point chosen at random between Bytes/2 and Bytes:
+	// longer than that is copied from its start to a point chosen at random from Bytes/2 to Bytes-1:
 	// buffers that all start at the same point of a loop would otherwise all end their windows at the
 	// same point of it too, and weigh the objects there more than once per round.
 	Bytes int
@@ -83,8 +83,8 @@ type BufferWindow struct {
 const MaxWindowBytes = 64 << 10
 
 // Window is one copied window: the sample's site and key (as Bucket has them), its weight, the address
-// the copy starts at, and the bytes: the previous buffer's used part, or its first BufferWindow.Bytes when
-// it is longer (Used tells). A sample that has a window (or should have had one: see
+// the copy starts at, and the bytes: the previous buffer's used part, or its first BufferWindow.Bytes/2 to
+// BufferWindow.Bytes-1 when it is longer (Used tells). A sample that has a window (or should have had one: see
 // Aggregator.Windows) counts in its key's bucket as a weighted firing of weight 0: its weight is the
 // window's.
 type Window struct {
@@ -172,10 +172,11 @@ func weightCode(w *ThreadWeight, regs ptRegs, p *Probe, thread asm.Register, sl 
 	var insns asm.Instructions
 	add := func(is ...asm.Instruction) { insns = append(insns, is...) }
 	if w.Window != nil {
-		// No window unless windowCode chooses one: every other path leaves wlen 0.
+		// No window unless windowCode chooses one: every other path leaves wlen (and wstart) 0.
 		add(
 			asm.Mov.Imm(asm.R1, 0),
 			asm.StoreMem(asm.R10, sl.wlen, asm.R1, asm.DWord),
+			asm.StoreMem(asm.R10, sl.wstart, asm.R1, asm.DWord),
 		)
 	}
 	add(

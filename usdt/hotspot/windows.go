@@ -81,26 +81,33 @@ func (w *windows) handle(win usdt.Window) {
 	defer w.mu.Unlock()
 	type part struct {
 		name  string
-		bytes uint64
+		bytes float64
 	}
 	var parts []part
-	var total uint64
+	var off uint64 // where the next object starts
+	var total float64
+	partial := win.Used > uint64(len(win.Data))
 	end, err := w.layout.WalkObjects(win.Data, func(k uint64) (int32, bool) {
 		e := w.klass(k)
 		return e.lh, e.ok
 	}, func(k, bytes uint64) {
 		name := w.klasses[k].name
-		total += bytes
+		b := float64(bytes)
+		if partial {
+			b = rampUp(off+bytes) - rampUp(off)
+		}
+		off += bytes
+		total += b
 		for i := range parts {
 			if parts[i].name == name {
-				parts[i].bytes += bytes
+				parts[i].bytes += b
 				return
 			}
 		}
-		parts = append(parts, part{name, bytes})
+		parts = append(parts, part{name, b})
 	})
 	switch {
-	case err == nil && total > 0 && len(win.Key) > 0 && (win.Used > uint64(len(win.Data)) || end == uint64(len(win.Data))):
+	case err == nil && total > 0 && len(win.Key) > 0 && (partial || end == uint64(len(win.Data))):
 	default:
 		if err == nil {
 			err = errWindowEnd
@@ -114,12 +121,31 @@ func (w *windows) handle(win usdt.Window) {
 	}
 	w.n++
 	for _, p := range parts {
-		w.bytes[p.name] += float64(win.Weight) * float64(p.bytes) / float64(total)
+		w.bytes[p.name] += float64(win.Weight) * p.bytes / total
 		w.samples[p.name]++
 	}
 }
 
 var errWindowEnd = errors.New("the objects do not end where the TLAB's used part does")
+
+// A window of part of a TLAB (one longer than windowBytes) always starts at the TLAB's start, and TLABs
+// start at the same point of a loop where one allocates the same objects over and over (the case windows
+// are for). Counted alike, the bytes of a window [0, n) would favour the objects at the start of the
+// loop's round: position x of a round of period P is in the window about (n-x)/P + 1/2 times. So a
+// partial window weighs its byte at offset y by min(1, y/rampBytes), rising from 0, and its end is
+// random (BufferWindow): the weights then fall off smoothly at both ends, and the sum of the weights of
+// a round's positions is the same for each to within (P/rampBytes)^2 or so. A whole TLAB is counted
+// alike: its rounds are whole.
+const rampBytes = windowBytes / 2
+
+// rampUp is the integral of min(1, y/rampBytes) from 0 to y.
+func rampUp(y uint64) float64 {
+	f := float64(y)
+	if y <= rampBytes {
+		return f * f / (2 * rampBytes)
+	}
+	return rampBytes/2 + f - rampBytes
+}
 
 // spread adds the windows' weights to the classes of p (sized with SizesWeights; the kernel's buckets
 // counted the windowed samples without their weight). The weight of the windows that were missed (a full

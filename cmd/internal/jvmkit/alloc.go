@@ -45,9 +45,13 @@ const sampleNote = "sample: DTraceAllocProbes was switched on at run time, so co
 // windowsNote says how a weighted sample's weights were given to classes.
 func windowsNote(p *hotspot.AllocProfile) string {
 	if p.Unattributed > 0 {
+		why := ""
+		if p.WindowError != "" {
+			why = ": " + p.WindowError
+		}
 		return fmt.Sprintf("; each new TLAB's weight goes with the objects at the start of its thread's previous TLAB "+
-			"(its window), but no window could be walked (%d not copied, %d not walked: %s), so %s of the total are "+
-			"in no class", p.WindowsLost, p.WindowsFailed, p.WindowError, formatBytes(p.Unattributed))
+			"(its window), but no window could be walked (%d not copied, %d not walked%s), so %s of the total are "+
+			"in no class", p.WindowsLost, p.WindowsFailed, why, formatBytes(p.Unattributed))
 	}
 	if p.Windows == 0 {
 		why := ""
@@ -131,8 +135,9 @@ that opened the new TLAB, under-samples the others (a loop allocating 8 objects 
 probe also copies the start of the thread's previous TLAB (the allocations the sample stands for, in
 their order: all of it up to 4 KiB, else its first 2 to 4 KiB, the end chosen at random so that the
 windows do not all end at the same point of a loop) and jvmkit spreads the sample's weight over the
-classes of the objects in it, by their bytes: the same loop gives the 16-byte class 4.0-4.1% of the
-bytes on JDK 17, 21 and 25. A window is
+classes of the objects in it, by their bytes (in a partial window, bytes weigh min(1, offset/2 KiB), so
+that the start of a loop's round, where such windows start, does not count more): the same loop gives
+the 16-byte class 4.1% of the bytes on JDK 17, 21 and 25. A window is
 copied only when no collection ran since the previous TLAB started (CollectedHeap's count of
 collections, read in the probe); windows the ring buffer has no room for are spread as the others are.
 Not with ZGC or Shenandoah (objects move between their collections) nor with compact object headers:
