@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
@@ -46,17 +47,7 @@ func TestLoadLibjvmPrograms(t *testing.T) {
 			if err != nil {
 				t.Fatalf("site %d %s: %v", i, p, err)
 			}
-			if err := insns.AssociateMap(mapEvents, events); err != nil {
-				t.Fatal(err)
-			}
-			if err := insns.AssociateMap(mapDrops, drops); err != nil {
-				t.Fatal(err)
-			}
-			prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.Kprobe, License: "GPL", Instructions: insns})
-			if err != nil {
-				t.Fatalf("site %d %s (%s): %v", i, p, p.ArgString, err)
-			}
-			_ = prog.Close()
+			verify(t, i, p, insns, map[string]*ebpf.Map{mapEvents: events, mapDrops: drops})
 			loaded++
 		}
 		t.Logf("%s: the verifier accepted the programs of all %d sites (%d string copies)", jdk.Name(), loaded, strs)
@@ -100,21 +91,16 @@ func TestLoadWindowProgram(t *testing.T) {
 			if err != nil {
 				t.Fatalf("site %d %s: %v", i, p, err)
 			}
+			made := map[string]*ebpf.Map{}
 			for name, spec := range maps {
 				m, err := ebpf.NewMap(spec)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer m.Close()
-				if err := insns.AssociateMap(name, m); err != nil {
-					t.Fatal(err)
-				}
+				made[name] = m
 			}
-			prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.Kprobe, License: "GPL", Instructions: insns})
-			if err != nil {
-				t.Fatalf("site %d %s (%s): %v", i, p, p.ArgString, err)
-			}
-			_ = prog.Close()
+			verify(t, i, p, insns, made)
 			loaded++
 		}
 		if loaded == 0 {
@@ -122,4 +108,19 @@ func TestLoadWindowProgram(t *testing.T) {
 		}
 		t.Logf("%s: the verifier accepted the windowed aggregation of %d object__alloc sites", jdk.Name(), loaded)
 	})
+}
+
+// verify has the kernel's verifier load site i's program insns, with maps by the names it refers to.
+func verify(t *testing.T, i int, p *Probe, insns asm.Instructions, maps map[string]*ebpf.Map) {
+	t.Helper()
+	for name, m := range maps {
+		if err := insns.AssociateMap(name, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.Kprobe, License: "GPL", Instructions: insns})
+	if err != nil {
+		t.Fatalf("site %d %s (%s): %v", i, p, p.ArgString, err)
+	}
+	_ = prog.Close()
 }

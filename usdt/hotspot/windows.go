@@ -31,6 +31,7 @@ type windows struct {
 
 	mu      sync.Mutex
 	klasses map[uint64]klassEntry
+	lh      map[string]int32   // class name → its layout helper, for the classes only windows found
 	bytes   map[string]float64 // class name (internal form) → bytes the windows gave it
 	samples map[string]uint64  // class name → windows that held it
 	n       uint64             // windows spread
@@ -55,8 +56,8 @@ func openWindows(jvm *vmstructs.JVM) (*windows, *usdt.BufferWindow, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	w := &windows{jvm: jvm, layout: layout, klasses: make(map[uint64]klassEntry), bytes: make(map[string]float64),
-		samples: make(map[string]uint64)}
+	w := &windows{jvm: jvm, layout: layout, klasses: make(map[uint64]klassEntry), lh: make(map[string]int32),
+		bytes: make(map[string]float64), samples: make(map[string]uint64)}
 	return w, &usdt.BufferWindow{Bytes: windowBytes, Stable: stable, Handle: w.handle}, nil
 }
 
@@ -92,6 +93,7 @@ func (w *windows) handle(win usdt.Window) {
 		return e.lh, e.ok
 	}, func(k, bytes uint64) {
 		name := w.klasses[k].name
+		w.lh[name] = w.klasses[k].lh
 		b := float64(bytes)
 		if partial {
 			b = rampUp(off+bytes) - rampUp(off)
@@ -164,9 +166,7 @@ func (w *windows) spread(p *AllocProfile, missed, missedW uint64, byName map[str
 		c := byName[name]
 		if c == nil {
 			c = &ClassAlloc{Class: javaname.TypeName(name)}
-			if e := (vmstructs.LoadedClass{LayoutHelper: w.lhOf(name)}); e.LayoutHelper > 0 {
-				c.InstanceSize, _ = e.InstanceSize()
-			}
+			c.InstanceSize, _ = vmstructs.LoadedClass{LayoutHelper: w.lh[name]}.InstanceSize()
 			byName[name] = c
 		}
 		c.Bytes += uint64(math.Round(bytes + rest*bytes/total))
@@ -180,14 +180,4 @@ func (w *windows) spread(p *AllocProfile, missed, missedW uint64, byName map[str
 	if w.failErr != nil {
 		p.WindowError = w.failErr.Error()
 	}
-}
-
-// lhOf is the layout helper of a class of that name the windows met (0 if none).
-func (w *windows) lhOf(name string) int32 {
-	for _, e := range w.klasses {
-		if e.ok && e.name == name {
-			return e.lh
-		}
-	}
-	return 0
 }

@@ -46,7 +46,7 @@ func TestWindowsLoop(t *testing.T) {
 			for len(tlab) < windowBytes {
 				tlab = append(tlab, round...)
 			}
-			w := &windows{layout: layout, klasses: map[uint64]klassEntry{}, bytes: map[string]float64{}, samples: map[string]uint64{}}
+			w := &windows{layout: layout, klasses: map[uint64]klassEntry{}, lh: map[string]int32{}, bytes: map[string]float64{}, samples: map[string]uint64{}}
 			for _, o := range loop {
 				w.klasses[0x800000+o.klass*8] = klassEntry{name: string(rune('A' + o.klass)), lh: int32(o.size), ok: true}
 			}
