@@ -4,8 +4,9 @@
 //
 // # What is compared
 //
-//   - jvmkit profile (10 s under load, 199 Hz) vs JFR's jdk.ExecutionSample (every 2 ms; from JDK 25 the
-//     unbiased samples of jdk.CPUTimeSample, every 2 ms of CPU time) over the same window: the share of
+//   - jvmkit profile (10 s under load, 499 Hz; 20 s from JDK 25) vs JFR's jdk.ExecutionSample (every 1 ms,
+//     with -XX:+DebugNonSafepoints; from JDK 25 the unbiased samples of jdk.CPUTimeSample, every 1 ms of CPU
+//     time asked, at most one per kernel tick in effect) over the same window: the share of
 //     samples walked to the thread root, the share with a frame that names nothing (reason frames,
 //     "[native 0x…]", non-code mappings; stripped libraries aside), the share of samples taken in a system
 //     call under a Java native method that does not make it (see [Analyze]: the kernel's __x64_sys_<name>
@@ -28,9 +29,9 @@
 //     as the JVM's user) on commands whose output is stable, on Tomcat, whose JVM is another user's.
 //
 // Every assertion fails the test (a comparison without the samples it needs fails too when CI is set, and is
-// logged as INCONCLUSIVE otherwise), except the known gaps listed in the tests' knownGaps (Jetty's
-// allocation top 10 by TLAB samples, the profile's top 15 against JFR's), whose failures are logged as
-// KNOWN GAP with what is known of the cause. Every figure, with the oracle's beside it, is
+// logged as INCONCLUSIVE otherwise), except the known gaps listed in the tests' knownGaps (none since
+// 2026-11-30), whose failures are logged as KNOWN GAP with what is known of the cause. Every figure, with
+// the oracle's beside it, is
 // printed at the end of the run and written to $JVMKIT_REALAPPS_REPORT when set (docs/benchmarks.md's
 // tables).
 //

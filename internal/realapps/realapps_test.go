@@ -32,6 +32,11 @@ func TestMain(m *testing.M) { testutil.Main(m, printReport) }
 const (
 	warmUp      = 6 * time.Second  // load before the first measurement: the JIT compiles the hot paths
 	profileSpan = 10 * time.Second // jvmkit profile and jvmkit gc over the same window
+	// cpuTimeSpan is profileSpan where JFR's jdk.CPUTimeSample is the oracle (see profileOracle): JFR arms a
+	// thread CPU-time timer, which the kernel checks at its tick (250 Hz here) whatever the period asked,
+	// and flags more than half of those samples biased, so 10 s gave it 1,100-1,200 Java-leaf samples, where
+	// the 12th-15th methods are 14-16 samples each and ties (11-15/15). Twice the window, twice the samples.
+	cpuTimeSpan = 2 * profileSpan
 	// profileHz is jvmkit profile's rate: five times its default, so that a 10 s window ranks the Java leaves
 	// of Jetty and Tomcat with about 3,000 samples (600-900 at 99 Hz).
 	profileHz = 499
@@ -363,29 +368,33 @@ type profileRun struct {
 // that there is a full collection (a young and a full one on Parallel with JDK 17's ScavengeBeforeFullGC).
 func testProfileAndGC(t *testing.T, tl tools, app *instance) *profileRun {
 	pid := strconv.Itoa(app.PID)
+	span := profileSpan
+	if profileOracle(app.JDK) == "jdk.CPUTimeSample" {
+		span = cpuTimeSpan
+	}
 	// jvmkit gc needs the JDK's USDT probes, which Debian's JDK 11 lacks (usdt's tests check that it says so).
 	var tracer *testutil.Background
 	var t0 int64
 	if n, err := app.JDK.Probes(); err != nil {
 		t.Fatal(err)
 	} else if n > 0 {
-		tracer = start(t, tl.jvmkit, "gc", pid, "--duration", profileSpan.String(), "--json")
+		tracer = start(t, tl.jvmkit, "gc", pid, "--duration", span.String(), "--json")
 		t0 = attached(t, tracer, "tracing collections")
 	} else {
 		t.Logf("%s: no USDT probes; jvmkit gc not traced", app.JDK)
 	}
 	profOut := filepath.Join(t.TempDir(), "profile.json")
-	profiler := start(t, tl.jvmkit, "profile", pid, "-F", strconv.Itoa(profileHz), "-d", profileSpan.String(), "--format", "json", "-o", profOut)
+	profiler := start(t, tl.jvmkit, "profile", pid, "-F", strconv.Itoa(profileHz), "-d", span.String(), "--format", "json", "-o", profOut)
 	tl.gcRun(t, app.App)
-	profiler.Wait(t, profileSpan+2*time.Minute)
+	profiler.Wait(t, span+2*time.Minute)
 	// The profile samples for its --duration and then writes its output: its window ends about when it exits.
 	to := time.Now()
 	var gcOut string
 	if tracer != nil {
-		gcOut = tracer.Wait(t, profileSpan+2*time.Minute)
+		gcOut = tracer.Wait(t, span+2*time.Minute)
 	}
 	if tracer != nil {
-		compareGC(t, tl, app.App, app.gc, gcOut, profileSpan, t0, monotonic())
+		compareGC(t, tl, app.App, app.gc, gcOut, span, t0, monotonic())
 	}
 
 	data, err := os.ReadFile(profOut)
@@ -399,7 +408,7 @@ func testProfileAndGC(t *testing.T, tl tools, app *instance) *profileRun {
 	if err := json.Unmarshal(data, &doc); err != nil || doc.Schema != "jvmkit.profile/v1" {
 		t.Fatalf("jvmkit profile --format json: %v\n%.2000s", err, data)
 	}
-	return &profileRun{profile: doc.Data, from: to.Add(-profileSpan), to: to}
+	return &profileRun{profile: doc.Data, from: to.Add(-span), to: to}
 }
 
 // compareProfile compares the profile with JFR's execution samples of its window. The 15 methods most often
@@ -432,8 +441,9 @@ func compareProfile(t *testing.T, app *testutil.App, p *profileRun, events []tes
 	for _, k := range ourTop {
 		beside = append(beside, fmt.Sprintf("%s %d/%d", k, f.JavaLeaf[k], jfrLeaf[k]))
 	}
-	t.Logf("profile: top-15 Java leaves overlap JFR's in %d/15 (%d/15 as ranked)\n ours: %s\n  JFR: %s\n ours/JFR's: %s", overlap,
-		Overlap(ourTop, jfrTop), withCounts(ourTop, f.JavaLeaf), withCounts(jfrTop, jfrLeaf), strings.Join(beside, ", "))
+	agree := ShareAgreement(f.JavaLeaf, jfrLeaf)
+	t.Logf("profile: top-15 Java leaves overlap JFR's in %d/15 (%d/15 as ranked); Java-leaf shares agree %.1f%%\n ours: %s\n  JFR: %s\n ours/JFR's: %s", overlap,
+		Overlap(ourTop, jfrTop), 100*agree, withCounts(ourTop, f.JavaLeaf), withCounts(jfrTop, jfrLeaf), strings.Join(beside, ", "))
 
 	id := rowID{app.Kind, app.JDK}
 	record(id, "profile: samples to the thread root", pct(f.RootReach()), "≥ 99.5%", "")
@@ -445,23 +455,22 @@ func compareProfile(t *testing.T, app *testutil.App, p *profileRun, events []tes
 	check(t, "profile.nameless", f.NamelessShare() <= 0.01, "%.2f%% of samples have a frame naming nothing, want ≤ 1%%", 100*f.NamelessShare())
 	check(t, "profile.wrong-native", f.WrongNativeShare() <= 0.01, "%.2f%% of samples under a native method that does not make their syscall, want ≤ 1%%", 100*f.WrongNativeShare())
 	if enough(t, "profile.jfr-top15", "Java-leaf samples (ours, JFR's)", min(javaLeaf, jfrSamples), 500) {
-		// The gate is 12, one below the issue's goal of 13, which the table reports run by run. Against
-		// JDK 25's jdk.CPUTimeSample, 14 runs on 2026-11-28 gave 13 (7 times), 14 (5) and 15 (2): the goal holds
-		// with no margin. The misses are a few methods the two name differently without
-		// DebugNonSafepoints (ours 33 samples of QueuedThreadPool$Runner.run, JFR's 2; BigDecimal.add 35
-		// against 5, where the rest of the profile predicts 14), and one tie more or less at the 15th place.
-		// Before JDK 25 jdk.ExecutionSample samples only threads it finds in Java code and drops, without a
-		// word, those it cannot walk from where they stopped (a compiled method's prologue and epilogue),
-		// so small methods lose more of their samples: with DebugNonSafepoints on (see testApp), Jetty on
-		// JDK 11 and 17 gave 12-15/15 in eight windows (11/15 once without the flag, when JFR named the
-		// compiled method alone). A walker that gave threads another call's stack, the bug this tier was
-		// written for, scored far below either.
-		//
-		// On 2026-11-28 a make test gave 11/15 on JDK 25 (JFR's 1,572 samples; ours 32 of
-		// ReentrantLock$Sync.lock, JFR's 6; BigDecimal.add 30 against 5): below 12 is a known gap, logged; below
-		// 10 fails, which a walker giving threads another call's stack (and the wrong-native check above) would.
-		const want, floor = 12, 10
-		check(t, "profile.jfr-top15-floor", overlap >= floor, "top-15 Java leaf methods overlap JFR's (%s) in %d/15, want ≥ %d", oracle, overlap, floor)
+		// The issue's goal, 13/15. JFR's sample count is what limits the comparison: the methods past the
+		// 8th have 10-30 of its samples each, and ties there decide the 15th place (see [TiedOverlap]).
+		// Before JDK 25, jdk.ExecutionSample samples only threads it finds in Java code and drops, without
+		// a word, those it cannot walk from where they stopped (a compiled method's prologue and epilogue),
+		// so small methods lose more of their samples; with DebugNonSafepoints on (see testApp), JDK 11, 17
+		// and 21 gave 13-15/15 (JDK 17 on 2026-11-30: Jetty 14, Tomcat 15, H2 14 with 1,547, 827 and 2,497 JFR
+		// samples). On JDK 25, against the unbiased jdk.CPUTimeSample over 10 s (1,100-1,200 samples), a
+		// make test gave 11/15 on 2026-11-28; over cpuTimeSpan (20 s, 2,100-2,300 samples) twelve runs on
+		// 2026-11-30 (half of them with the other naming rule below) gave 13 (twice), 14 (four times) and
+		// 15 (six). The rule that names a compiled frame's
+		// inlined methods between debug points is not the cause: naming them as JDK 25's JFR does (the
+		// first PcDesc at or after the pc, where ours takes the first after it, as AsyncGetCallTrace does)
+		// gave the same overlaps and Java-leaf shares that agree as well (85.7-86.6% against 85.5-87.0%,
+		// three runs each). A walker that gave threads another call's stack, the bug this tier was
+		// written for, scored far below either (and fails the wrong-native check above).
+		const want = 13
 		check(t, "profile.jfr-top15", overlap >= want, "top-15 Java leaf methods overlap JFR's (%s) in %d/15, want ≥ %d", oracle, overlap, want)
 	}
 }
@@ -522,11 +531,16 @@ func compareGC(t *testing.T, tl tools, app *testutil.App, gc, out string, span t
 			want = append(want, pause{p.Time - int64(p.Duration), p.Time, p.Full, p.Name})
 		}
 	}
+	// Every traced pause can match a logged one, but only those wholly inside can be extra: the log's
+	// duration starts later than the probe's (1.3 ms on a Serial young pause under load), so a pause the
+	// tracer saw begin just before it said it was attached can be inside by the log and outside by the trace.
+	inside := map[int]bool{}
 	for _, p := range doc.Data.Pauses {
 		end := int64(p.Start) + int64(p.Duration)
 		if int64(p.Start) >= lo && end <= hi {
-			got = append(got, pause{int64(p.Start), end, p.Full, ""})
+			inside[len(got)] = true
 		}
+		got = append(got, pause{int64(p.Start), end, p.Full, ""})
 	}
 	// Match in time order: the JVM writes a pause's log line while the pause runs (the probe at its end
 	// fires after the line, later still when the VM thread loses its CPU between the two: 5-39 ms seen
@@ -551,9 +565,13 @@ func compareGC(t *testing.T, tl tools, app *testutil.App, gc, out string, span t
 			missing = append(missing, fmt.Sprintf("%s at %+.3fs", w.name, float64(w.end-t0)/1e9))
 		}
 	}
+	counted := 0 // the traced pauses compared: those inside, and those a logged one inside matched
 	for i, g := range got {
-		if !used[i] {
+		if !used[i] && inside[i] {
 			extra = append(extra, fmt.Sprintf("full=%v at %+.3fs", g.full, float64(g.end-t0)/1e9))
+		}
+		if used[i] || inside[i] {
+			counted++
 		}
 	}
 	wantFull := 0
@@ -575,7 +593,7 @@ func compareGC(t *testing.T, tl tools, app *testutil.App, gc, out string, span t
 	requested := span.Nanoseconds()
 	durErr := float64(window-requested) / float64(requested)
 	t.Logf("gc (%sGC): -Xlog:gc %d pauses (%d full) inside the window, jvmkit gc %d (%d matched, %d full flags differ); "+
-		"missing %v, extra %v; duration_ns %d for --duration %v (%+.2f%%), %d dropped", gc, len(want), wantFull, len(got),
+		"missing %v, extra %v; duration_ns %d for --duration %v (%+.2f%%), %d dropped", gc, len(want), wantFull, counted,
 		matched, fullWrong, missing, extra, window, span, 100*durErr, doc.Data.Dropped)
 	id := rowID{app.Kind, app.JDK}
 	record(id, fmt.Sprintf("gc (%sGC): pauses found", gc), fmt.Sprintf("%d/%d", matched, len(want)),
@@ -586,7 +604,7 @@ func compareGC(t *testing.T, tl tools, app *testutil.App, gc, out string, span t
 		t.Errorf("no pauses logged inside the window (GC.run was asked for one)")
 	}
 	check(t, "gc.found/"+gc, len(missing) == 0, "pauses logged but not traced: %v", missing)
-	check(t, "gc.count/"+gc, len(extra) == 0 && len(got) == len(want), "%d pauses traced, %d logged; extra %v", len(got), len(want), extra)
+	check(t, "gc.count/"+gc, len(extra) == 0 && counted == len(want), "%d pauses traced, %d logged; extra %v", counted, len(want), extra)
 	check(t, "gc.full/"+gc, fullWrong == 0, "%d of %d pauses have the wrong full flag", fullWrong, matched)
 	check(t, "gc.duration", durErr <= 0.01 && durErr >= -0.01, "duration_ns %d is %+.2f%% off the %v window", window, 100*durErr, span)
 }
@@ -817,10 +835,10 @@ var knownGaps = map[string]string{
 	// in 7-8/10, work_jsp$Item missed. Each sample's weight is now spread over the objects at the start of
 	// the previous TLAB (hotspot's TLAB windows): JDK 17, 9/10 and 98.8% against the full-probe instance,
 	// 10/10 and 99.4% in the full-probe JVM itself.
-	// Issue 12: the goal is 13/15; runs give 13-15 mostly, 11 once (JDK 25, Jetty), where the misses are
-	// methods the two name differently without DebugNonSafepoints and JFR has ~1,500 samples. The floor of
-	// 10 (profile.jfr-top15-floor) still fails.
-	"profile.jfr-top15": "methods named differently without DebugNonSafepoints, and JFR's ~1,500 samples: 11-12/15 at times",
+	//
+	// Issue 12's profile goal (profile.jfr-top15, 13/15 of JFR's top Java leaves) was a known gap until
+	// 2026-11-30, at 11-12/15 at times on JDK 25: JFR's jdk.CPUTimeSample had too few samples in 10 s to
+	// rank 15 methods (see cpuTimeSpan).
 }
 
 // check fails the test with the figure when the assertion key does not hold (see knownGaps).
