@@ -455,23 +455,34 @@ func compareProfile(t *testing.T, app *testutil.App, p *profileRun, events []tes
 	check(t, "profile.nameless", f.NamelessShare() <= 0.01, "%.2f%% of samples have a frame naming nothing, want ≤ 1%%", 100*f.NamelessShare())
 	check(t, "profile.wrong-native", f.WrongNativeShare() <= 0.01, "%.2f%% of samples under a native method that does not make their syscall, want ≤ 1%%", 100*f.WrongNativeShare())
 	if enough(t, "profile.jfr-top15", "Java-leaf samples (ours, JFR's)", min(javaLeaf, jfrSamples), 500) {
-		// The issue's goal, 13/15. JFR's sample count is what limits the comparison: the methods past the
-		// 8th have 10-30 of its samples each, and ties there decide the 15th place (see [TiedOverlap]).
-		// Before JDK 25, jdk.ExecutionSample samples only threads it finds in Java code and drops, without
-		// a word, those it cannot walk from where they stopped (a compiled method's prologue and epilogue),
-		// so small methods lose more of their samples; with DebugNonSafepoints on (see testApp), JDK 11, 17
-		// and 21 gave 13-15/15 (JDK 17 on 2026-11-30: Jetty 14, Tomcat 15, H2 14 with 1,547, 827 and 2,497 JFR
-		// samples). On JDK 25, against the unbiased jdk.CPUTimeSample over 10 s (1,100-1,200 samples), a
-		// make test gave 11/15 on 2026-11-28; over cpuTimeSpan (20 s, 2,100-2,300 samples) twelve runs on
-		// 2026-11-30 (half of them with the other naming rule below) gave 13 (twice), 14 (four times) and
-		// 15 (six). The rule that names a compiled frame's
-		// inlined methods between debug points is not the cause: naming them as JDK 25's JFR does (the
-		// first PcDesc at or after the pc, where ours takes the first after it, as AsyncGetCallTrace does)
-		// gave the same overlaps and Java-leaf shares that agree as well (85.7-86.6% against 85.5-87.0%,
-		// three runs each). A walker that gave threads another call's stack, the bug this tier was
-		// written for, scored far below either (and fails the wrong-native check above).
+		// The issue's goal, 13/15. JFR's sample count limits the comparison: the methods past the 8th have
+		// 10-30 of its samples each, and ties there decide the 15th place (see [TiedOverlap]). On JDK 25,
+		// against the unbiased jdk.CPUTimeSample over 10 s (1,100-1,200 samples), a make test gave 11/15 on
+		// 2026-11-28; over cpuTimeSpan (20 s, 2,100-4,600 samples) twenty comparisons on 2026-11-30 (Jetty
+		// on both JDK 25s, Tomcat and H2 once; six with the other naming rule below) gave 13 (twice), 14
+		// (seven times) and 15 (eleven). The rule that
+		// names a compiled frame's inlined methods between debug points is not the cause: naming them as
+		// JDK 25's JFR does (the first PcDesc at or after the pc, where ours takes the first after it, as
+		// AsyncGetCallTrace does) gave the same overlaps and Java-leaf shares that agree as well
+		// (85.7-86.6% against 85.5-87.0%, three runs each).
+		//
+		// Before JDK 25 the oracle is biased as well as thin: jdk.ExecutionSample samples only threads it
+		// finds in Java code and drops, without a word, those it cannot walk from where they stopped (a
+		// compiled method's prologue and epilogue), so small compiled methods lose most of their samples.
+		// On Jetty, JDK 17, 20 s: ours 50 samples on top in LambdaForm$MH.invoke, JFR's 0; Jetty's
+		// ArrayTrie.get 81 against 19 where the rest of the profile predicts 32; Java-leaf shares agree
+		// 62-72% there (86-88% against JDK 25's CPU-time samples). With DebugNonSafepoints on (see testApp),
+		// JDK 11, 17 and 21 gave 13-15/15 in the 18 comparisons of 2026-11-30 (10 s windows, and 20 s once), 12
+		// in earlier stops' runs: 12 is a known gap there (profile.jfr-top15/execution-sample), below 12
+		// fails. A walker that gave threads another call's stack, the bug this tier was written for,
+		// scored far below either (and fails the wrong-native check above).
 		const want = 13
-		check(t, "profile.jfr-top15", overlap >= want, "top-15 Java leaf methods overlap JFR's (%s) in %d/15, want ≥ %d", oracle, overlap, want)
+		key := "profile.jfr-top15"
+		if oracle == "jdk.ExecutionSample" {
+			check(t, key+"/floor", overlap >= want-1, "top-15 Java leaf methods overlap JFR's (%s) in %d/15, want ≥ %d", oracle, overlap, want-1)
+			key += "/execution-sample"
+		}
+		check(t, key, overlap >= want, "top-15 Java leaf methods overlap JFR's (%s) in %d/15, want ≥ %d", oracle, overlap, want)
 	}
 }
 
@@ -518,7 +529,7 @@ func compareGC(t *testing.T, tl tools, app *testutil.App, gc, out string, span t
 	// duration_ns is checked below); the slack keeps pauses near that end, and the log's lag, out.
 	const slack = int64(300 * time.Millisecond)
 	window := doc.Data.DurationNS
-	lo, hi := t0, t0+span.Nanoseconds()-slack
+	lo, hi := t0, t0+min(span.Nanoseconds(), window)-slack
 	type pause struct {
 		start, end int64
 		full       bool
@@ -836,9 +847,10 @@ var knownGaps = map[string]string{
 	// the previous TLAB (hotspot's TLAB windows): JDK 17, 9/10 and 98.8% against the full-probe instance,
 	// 10/10 and 99.4% in the full-probe JVM itself.
 	//
-	// Issue 12's profile goal (profile.jfr-top15, 13/15 of JFR's top Java leaves) was a known gap until
-	// 2026-11-30, at 11-12/15 at times on JDK 25: JFR's jdk.CPUTimeSample had too few samples in 10 s to
-	// rank 15 methods (see cpuTimeSpan).
+	// Issue 12's profile goal against JDK 25's jdk.CPUTimeSample (profile.jfr-top15) was a known gap until
+	// 2026-11-30 (11-12/15 at times: too few JFR samples in 10 s; see cpuTimeSpan). Against the biased
+	// jdk.ExecutionSample of JDK 11-21 (see compareProfile), 12/15 stays one; below 12 fails.
+	"profile.jfr-top15/execution-sample": "JFR's jdk.ExecutionSample drops samples in small compiled methods' prologues and epilogues: 12/15 at times",
 }
 
 // check fails the test with the figure when the assertion key does not hold (see knownGaps).

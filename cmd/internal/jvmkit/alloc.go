@@ -463,17 +463,11 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 	}
 	j, version, flags, on := t.j, t.version, t.flags, t.on
 	defer t.close()
-	var sw *allocSwitch
-	if !on {
-		if ctx, sw, err = a.prepareAllocSwitch(ctx, pid); err != nil {
-			return err
-		}
-		defer func() {
-			if rerr := sw.close(); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-		}()
+	ctx, sw, err := a.prepareAllocSwitch(ctx, pid, on)
+	if err != nil {
+		return err
 	}
+	defer sw.closeInto(&err)
 	mods, err := usdt.Modules(ctx, pid)
 	if err != nil {
 		return err
@@ -670,8 +664,12 @@ type allocSwitch struct {
 // the trace's eBPF objects exist (see cmd/internal/guard: a killed command's pipe to its guardian must close
 // before them). The context it returns is also cancelled by SIGHUP (SIGINT and SIGTERM already cancel
 // ctx, see run): a closed terminal must not end the tool with the flag on. The caller defers close at
-// once, and calls on when the trace is attached.
-func (a *jvmkit) prepareAllocSwitch(ctx context.Context, pid int) (context.Context, *allocSwitch, error) {
+// once (closeInto), and calls on when the trace is attached. When the flag is already on (on) there is
+// nothing to switch: the switch is nil, and ctx is returned as it is.
+func (a *jvmkit) prepareAllocSwitch(ctx context.Context, pid int, on bool) (context.Context, *allocSwitch, error) {
+	if on {
+		return ctx, nil, nil
+	}
 	s := &allocSwitch{stderr: a.stderr, pid: pid}
 	ctx, s.endHup = cancelOnHup(ctx)
 	var err error
@@ -722,6 +720,17 @@ func (s *allocSwitch) off(gone bool) error {
 }
 
 // close puts the flag back if off has not, and releases what the switch holds (the guardian exits).
+// closeInto closes s (nil: nothing to close) and joins what that fails with into *err: deferred by the
+// caller of prepareAllocSwitch, whose named result err is.
+func (s *allocSwitch) closeInto(err *error) {
+	if s == nil {
+		return
+	}
+	if rerr := s.close(); rerr != nil {
+		*err = errors.Join(*err, rerr)
+	}
+}
+
 func (s *allocSwitch) close() error {
 	err := s.off(false)
 	if s.sess == nil { // prepareAllocSwitch failed before the session

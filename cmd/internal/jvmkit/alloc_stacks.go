@@ -78,17 +78,11 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 			sample = defaultFullSample
 		}
 	}
-	var sw *allocSwitch
-	if !on {
-		if ctx, sw, err = a.prepareAllocSwitch(ctx, pid); err != nil {
-			return err
-		}
-		defer func() {
-			if rerr := sw.close(); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-		}()
+	ctx, sw, err := a.prepareAllocSwitch(ctx, pid, on)
+	if err != nil {
+		return err
 	}
+	defer sw.closeInto(&err)
 	w, err := unwind.New(j, unwind.Options{Native: unwind.NewProcessSymbols(pid)})
 	if err != nil {
 		return err
