@@ -460,11 +460,10 @@ func compareProfile(t *testing.T, app *testutil.App, p *profileRun, events []tes
 		// against the unbiased jdk.CPUTimeSample over 10 s (1,100-1,200 samples), a make test gave 11/15 on
 		// 2026-11-28; over cpuTimeSpan (20 s, 2,100-4,600 samples) twenty comparisons on 2026-11-30 (Jetty
 		// on both JDK 25s, Tomcat and H2 once; six with the other naming rule below) gave 13 (twice), 14
-		// (seven times) and 15 (eleven). The rule that
-		// names a compiled frame's inlined methods between debug points is not the cause: naming them as
-		// JDK 25's JFR does (the first PcDesc at or after the pc, where ours takes the first after it, as
-		// AsyncGetCallTrace does) gave the same overlaps and Java-leaf shares that agree as well
-		// (85.7-86.6% against 85.5-87.0%, three runs each).
+		// (seven times) and 15 (eleven). The rule that names a compiled frame's inlined methods between
+		// debug points is not the cause: naming them as JDK 25's JFR does (the first PcDesc at or after the
+		// pc, where ours takes the first after it, as AsyncGetCallTrace does) gave the same overlaps and
+		// Java-leaf shares that agree as well (85.7-86.6% against 85.5-87.0%, three runs each).
 		//
 		// Before JDK 25 the oracle is biased as well as thin: jdk.ExecutionSample samples only threads it
 		// finds in Java code and drops, without a word, those it cannot walk from where they stopped (a
@@ -534,24 +533,21 @@ func compareGC(t *testing.T, tl tools, app *testutil.App, gc, out string, span t
 		start, end int64
 		full       bool
 		name       string
+		inside     bool // a traced pause wholly inside [lo, hi]
 	}
 	var want, got []pause
 	// Pauses wholly inside: one that began before the tracer attached cannot have been traced.
 	for _, p := range logged {
 		if p.Time-int64(p.Duration) >= lo && p.Time <= hi {
-			want = append(want, pause{p.Time - int64(p.Duration), p.Time, p.Full, p.Name})
+			want = append(want, pause{p.Time - int64(p.Duration), p.Time, p.Full, p.Name, true})
 		}
 	}
 	// Every traced pause can match a logged one, but only those wholly inside can be extra: the log's
 	// duration starts later than the probe's (1.3 ms on a Serial young pause under load), so a pause the
 	// tracer saw begin just before it said it was attached can be inside by the log and outside by the trace.
-	inside := map[int]bool{}
 	for _, p := range doc.Data.Pauses {
-		end := int64(p.Start) + int64(p.Duration)
-		if int64(p.Start) >= lo && end <= hi {
-			inside[len(got)] = true
-		}
-		got = append(got, pause{int64(p.Start), end, p.Full, ""})
+		start, end := int64(p.Start), int64(p.Start)+int64(p.Duration)
+		got = append(got, pause{start, end, p.Full, "", start >= lo && end <= hi})
 	}
 	// Match in time order: the JVM writes a pause's log line while the pause runs (the probe at its end
 	// fires after the line, later still when the VM thread loses its CPU between the two: 5-39 ms seen
@@ -578,10 +574,10 @@ func compareGC(t *testing.T, tl tools, app *testutil.App, gc, out string, span t
 	}
 	counted := 0 // the traced pauses compared: those inside, and those a logged one inside matched
 	for i, g := range got {
-		if !used[i] && inside[i] {
+		if !used[i] && g.inside {
 			extra = append(extra, fmt.Sprintf("full=%v at %+.3fs", g.full, float64(g.end-t0)/1e9))
 		}
-		if used[i] || inside[i] {
+		if used[i] || g.inside {
 			counted++
 		}
 	}

@@ -31,7 +31,7 @@ type windows struct {
 
 	mu      sync.Mutex
 	klasses map[uint64]klassEntry
-	lh      map[string]int32   // class name → its layout helper, for the classes only windows found
+	lh      map[string]int32   // class name → its layout helper, of every class klass read
 	bytes   map[string]float64 // class name (internal form) → bytes the windows gave it
 	samples map[string]uint64  // class name → windows that held it
 	n       uint64             // windows spread
@@ -69,6 +69,7 @@ func (w *windows) klass(k uint64) klassEntry {
 	var e klassEntry
 	if info, err := w.jvm.Klass(k); err == nil && info.LayoutHelper != 0 && !variableSize[info.Name] {
 		e = klassEntry{name: info.Name, lh: info.LayoutHelper, ok: true}
+		w.lh[info.Name] = info.LayoutHelper
 	}
 	if len(w.klasses) < 1<<20 {
 		w.klasses[k] = e
@@ -93,7 +94,6 @@ func (w *windows) handle(win usdt.Window) {
 		return e.lh, e.ok
 	}, func(k, bytes uint64) {
 		name := w.klasses[k].name
-		w.lh[name] = w.klasses[k].lh
 		b := float64(bytes)
 		if partial {
 			b = rampUp(off+bytes) - rampUp(off)

@@ -49,6 +49,7 @@ func TestWindowsLoop(t *testing.T) {
 			w := &windows{layout: layout, klasses: map[uint64]klassEntry{}, lh: map[string]int32{}, bytes: map[string]float64{}, samples: map[string]uint64{}}
 			for _, o := range loop {
 				w.klasses[0x800000+o.klass*8] = klassEntry{name: string(rune('A' + o.klass)), lh: int32(o.size), ok: true}
+				w.lh[string(rune('A'+o.klass))] = int32(o.size) // as klass records them
 			}
 			rnd := rand.New(rand.NewPCG(1, 2))
 			for range 20000 {

@@ -719,7 +719,6 @@ func (s *allocSwitch) off(gone bool) error {
 	return nil
 }
 
-// close puts the flag back if off has not, and releases what the switch holds (the guardian exits).
 // closeInto closes s (nil: nothing to close) and joins what that fails with into *err: deferred by the
 // caller of prepareAllocSwitch, whose named result err is.
 func (s *allocSwitch) closeInto(err *error) {
@@ -731,6 +730,7 @@ func (s *allocSwitch) closeInto(err *error) {
 	}
 }
 
+// close puts the flag back if off has not, and releases what the switch holds (the guardian exits).
 func (s *allocSwitch) close() error {
 	err := s.off(false)
 	if s.sess == nil { // prepareAllocSwitch failed before the session

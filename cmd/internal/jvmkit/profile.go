@@ -75,8 +75,8 @@ a sample in them are read from the live stack, and only while it is provably the
 end in "truncated" (97.6% of H2's samples to the root on Debian's JDK 11.0.24, 2026-11-30). The 15 methods most
 often on top of the Java stack agree with JFR's own samples of the same window: 13-15 of 15 against
 JDK 25's jdk.CPUTimeSample over 20 s, 12-15 of 15 against jdk.ExecutionSample on JDK 11-21 with
-DebugNonSafepoints on (without it, jdk.ExecutionSample names a compiled frame by its compiled method alone; it drops the
-samples it cannot walk, so small methods count less there). Debian's JDK 11 has no USDT probes, which profile does
+DebugNonSafepoints on (without it, jdk.ExecutionSample names a compiled frame by its compiled method
+alone; it drops the samples it cannot walk, so small methods count less there). Debian's JDK 11 has no USDT probes, which profile does
 not need. x86-64 only.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if pf.core != "" {
