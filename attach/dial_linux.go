@@ -53,7 +53,7 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 			err = jerr
 		}
 	} else {
-		defer tmp.Close()
+		defer func() { tmp.Close() }() // unless handed to the first connection below
 		var ok bool
 		ok, err = t.checkSocket(tmp)
 		if errors.Is(err, errForeignSocket) {
@@ -77,14 +77,37 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 		vm.Close()
 		return nil, vm.stoppedErr(t.Status)
 	}
-	for _, p := range t.removeStaleTriggers(tmp) {
+	// The first connection uses this /tmp, opened and checked a moment ago, and the stale trigger files
+	// are looked for while the JVM runs the first request (see tidy): a warm attach does neither twice.
+	vm.tmp, tmp = tmp, nil
+	return vm, nil
+}
+
+// tidy removes the trigger files that attachers killed while starting the listener left behind (see
+// removeStaleTriggers), once per VM: after the first request is sent, while the JVM runs it, or at Close.
+// tmp is Dial's, which tidy closes.
+func (vm *VM) tidy(tmp *Dir) {
+	if tmp == nil {
+		return
+	}
+	for _, p := range vm.Target.removeStaleTriggers(tmp) {
 		vm.logf("removed stale trigger file %s", p)
 	}
-	return vm, nil
+	tmp.Close()
+}
+
+// takeTmp hands Dial's /tmp to the one caller that gets it (nil for the others).
+func (vm *VM) takeTmp() *Dir {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	tmp := vm.tmp
+	vm.tmp = nil
+	return tmp
 }
 
 // Close releases the process handle. It does not affect the JVM.
 func (vm *VM) Close() error {
+	vm.tidy(vm.takeTmp())
 	vm.listenerMu.Lock() // not while a restart uses the descriptors
 	defer vm.listenerMu.Unlock()
 	for _, fd := range []*int{&vm.pidfd, &vm.inotify} {
@@ -98,22 +121,40 @@ func (vm *VM) Close() error {
 
 // connect opens a connection to the listener and checks that the peer is the target process itself
 // (SO_PEERCRED reports the listener's pid in our namespace), which defeats sockets planted by others.
-func (vm *VM) connect(ctx context.Context) (*conn, error) {
+// The first connection after Dial also returns Dial's /tmp, for the caller to tidy once its request is
+// sent; the others return nil.
+func (vm *VM) connect(ctx context.Context) (*conn, *Dir, error) {
 	// Connecting is part of attaching: bounded by AttachTimeout even when the operation is not (a
 	// listener wedged by another client fills its backlog and would make us retry for ever).
 	ctx, cancel := context.WithTimeout(ctx, vm.opts.AttachTimeout)
 	defer cancel()
 	t := vm.Target
-	// Opened again for each connection, as the JVM resolves /tmp each time it makes its socket.
-	tmp, err := t.OpenTmp()
-	if err != nil {
-		if gerr := vm.Gone(); gerr != nil {
-			return nil, gerr
+	// Opened again for each connection, as the JVM resolves /tmp each time it makes its socket; the
+	// first connection takes Dial's, opened a moment before.
+	first := vm.takeTmp()
+	tmp := first
+	if tmp == nil {
+		var err error
+		if tmp, err = t.OpenTmp(); err != nil {
+			if gerr := vm.Gone(); gerr != nil {
+				return nil, nil, gerr
+			}
+			return nil, nil, err
 		}
-		return nil, err
 	}
-	defer tmp.Close()
-	if ok, err := t.checkSocket(tmp); err != nil || !ok {
+	c, err := vm.connectIn(ctx, tmp)
+	if err != nil || first == nil {
+		tmp.Close()
+		return c, nil, err
+	}
+	return c, first, nil
+}
+
+// connectIn connects to the listener's socket in tmp once it is checked.
+func (vm *VM) connectIn(ctx context.Context, tmp *Dir) (*conn, error) {
+	t := vm.Target
+	refused, ok, err := t.checkSocketIno(tmp) // refused: the socket connecting tries, for restartListener
+	if err != nil || !ok {
 		if gerr := vm.Gone(); gerr != nil { // its root and socket go first when it is killed
 			return nil, gerr
 		}
@@ -127,7 +168,6 @@ func (vm *VM) connect(ctx context.Context) (*conn, error) {
 	vm.mu.Unlock()
 	backoff := 500 * time.Microsecond
 	restarted := false
-	refused := t.socketIno(tmp) // the socket connect will try, for restartListener
 	for {
 		var (
 			c   *conn
@@ -344,11 +384,12 @@ const maxErrorOutput = 1 << 20
 // roundTrip sends one request and copies the reply's output to w. With probe set, a reply of
 // StatusBadVersion gives errBadVersion (the caller retries in protocol 1).
 func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool) error {
-	c, err := vm.connect(ctx)
+	c, tmp, err := vm.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	defer func() { vm.tidy(tmp) }() // if not done below
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 
@@ -370,6 +411,8 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 		}
 	} else {
 		_ = c.CloseWrite()
+		vm.tidy(tmp) // while the JVM runs the request
+		tmp = nil
 		status, rest, err = vm.readStatus(ctx, c)
 		// A JVM that stopped answering (frozen, stopped, past the deadline) with the whole request in hand
 		// runs it once it runs again; not a protocol probe, which a JDK before 24 refuses.

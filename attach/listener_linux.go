@@ -18,27 +18,33 @@ import (
 // at that name that the target cannot have made: HotSpot creates it as a socket, mode 0600, owned by its
 // euid.
 func (t *Target) checkSocket(tmp *Dir) (bool, error) {
+	_, ok, err := t.checkSocketIno(tmp)
+	return ok, err
+}
+
+// checkSocketIno is checkSocket that also returns the socket's inode.
+func (t *Target) checkSocketIno(tmp *Dir) (uint64, bool, error) {
 	var st unix.Stat_t
 	path := t.socketName()
 	err := unix.Fstatat(tmp.fd, t.socketFile(), &st, unix.AT_SYMLINK_NOFOLLOW)
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return false, nil
+		return 0, false, nil
 	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-		return false, fmt.Errorf("%w: cannot reach %s as uid %d; %s", ErrPermission, path, os.Geteuid(), t.RemedyAny(procfs.CapDacReadSearch, procfs.CapDacOverride))
+		return 0, false, fmt.Errorf("%w: cannot reach %s as uid %d; %s", ErrPermission, path, os.Geteuid(), t.RemedyAny(procfs.CapDacReadSearch, procfs.CapDacOverride))
 	case err != nil:
-		return false, fmt.Errorf("attach: stat %s: %w", path, err)
+		return 0, false, fmt.Errorf("attach: stat %s: %w", path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-		return false, fmt.Errorf("%w: %s is %s owned by uid %d, not the JVM's socket; refusing to use it (remove it if it is stale)", ErrPermission, path, rootfs.Kind(st.Mode), st.Uid)
+		return 0, false, fmt.Errorf("%w: %s is %s owned by uid %d, not the JVM's socket; refusing to use it (remove it if it is stale)", ErrPermission, path, rootfs.Kind(st.Mode), st.Uid)
 	}
 	if int(st.Uid) != t.UID {
-		return false, fmt.Errorf("%w: socket %s is owned by uid %d but the JVM runs as uid %d; refusing a socket the JVM did not create: %w", ErrPermission, path, st.Uid, t.UID, errForeignSocket)
+		return 0, false, fmt.Errorf("%w: socket %s is owned by uid %d but the JVM runs as uid %d; refusing a socket the JVM did not create: %w", ErrPermission, path, st.Uid, t.UID, errForeignSocket)
 	}
 	if st.Mode&0o077 != 0 {
-		return false, fmt.Errorf("%w: socket %s has mode %#o; the JVM creates it 0600; refusing it", ErrPermission, path, st.Mode&0o777)
+		return 0, false, fmt.Errorf("%w: socket %s has mode %#o; the JVM creates it 0600; refusing it", ErrPermission, path, st.Mode&0o777)
 	}
-	return true, nil
+	return st.Ino, true, nil
 }
 
 // errForeignSocket: the file at the listener's name is a socket of another user than the JVM's.

@@ -40,6 +40,11 @@ func (vm *VM) readStatus(ctx context.Context, c *conn) (status int, rest []byte,
 // gives an error instead of a hang, while a long command in a healthy JVM (a heap dump) may take as long
 // as it needs within ctx.
 func (vm *VM) read(ctx context.Context, c *conn, p []byte) (int, error) {
+	// What the socket holds already is read without arming a deadline: a timer set or moved wakes the
+	// runtime's poller thread on the other CPU.
+	if n, err := c.readNow(p); n > 0 || err != nil && !errors.Is(err, unix.EAGAIN) {
+		return n, err
+	}
 	for {
 		next := time.Now().Add(watchInterval)
 		if d, ok := ctx.Deadline(); ok && d.Before(next) {

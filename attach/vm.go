@@ -22,7 +22,8 @@ type VM struct {
 
 	opts    Options
 	pidfd   int
-	inotify int // kept open until Close, see startListener
+	inotify int  // kept open until Close, see startListener
+	tmp     *Dir // Dial's /tmp, for the first connection and tidy (under mu)
 
 	listenerMu sync.Mutex // one restart of the listener at a time (connect, on a stale socket)
 

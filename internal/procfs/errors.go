@@ -38,7 +38,7 @@ func Wrap(pid int, what string, err error) error {
 func (fs FS) GoneErr(pid int) error {
 	deadline := time.Now().Add(200 * time.Millisecond)
 	for {
-		b, err := os.ReadFile(fs.Path(pid, "stat"))
+		b, err := readFile(fs.Path(pid, "stat"))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) || isNoProcess(err) {
 				return fmt.Errorf("%w: process %d exited", procerr.ErrProcessGone, pid)

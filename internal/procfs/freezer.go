@@ -18,7 +18,7 @@ const cgroupRoot = "/sys/fs/cgroup"
 // or /sys/fs/cgroup/unified on hybrid hosts) and the v1 freezer controller's freezer.state ("FROZEN").
 // A cgroup it cannot find (another cgroup namespace, no cgroup file system) is not frozen.
 func (fs FS) Frozen(pid int) (bool, error) {
-	b, err := os.ReadFile(fs.Path(pid, "cgroup"))
+	b, err := readFile(fs.Path(pid, "cgroup"))
 	if err != nil {
 		return false, err
 	}

@@ -25,7 +25,7 @@ func (fs FS) Path(pid int, elem ...string) string {
 
 // Status reads and parses /proc/<pid>/status.
 func (fs FS) Status(pid int) (Status, error) {
-	b, err := os.ReadFile(fs.Path(pid, "status"))
+	b, err := readFile(fs.Path(pid, "status"))
 	if err != nil {
 		return Status{}, err
 	}
@@ -44,7 +44,7 @@ func (fs FS) MapsContain(pid int, needles ...string) ([]bool, error) {
 
 // Cmdline returns the argument vector of pid (empty for kernel threads).
 func (fs FS) Cmdline(pid int) ([]string, error) {
-	b, err := os.ReadFile(fs.Path(pid, "cmdline"))
+	b, err := readFile(fs.Path(pid, "cmdline"))
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (fs FS) Cmdline(pid int) ([]string, error) {
 // StartTime returns the start time of pid in clock ticks since boot; with the pid it identifies a
 // process across pid reuse.
 func (fs FS) StartTime(pid int) (uint64, error) {
-	b, err := os.ReadFile(fs.Path(pid, "stat"))
+	b, err := readFile(fs.Path(pid, "stat"))
 	if err != nil {
 		return 0, err
 	}
@@ -63,7 +63,7 @@ func (fs FS) StartTime(pid int) (uint64, error) {
 
 // Stat returns the state letter and the start time of pid (see [ParseStat]).
 func (fs FS) Stat(pid int) (state byte, start uint64, err error) {
-	b, err := os.ReadFile(fs.Path(pid, "stat"))
+	b, err := readFile(fs.Path(pid, "stat"))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -75,7 +75,7 @@ func (fs FS) Stat(pid int) (state byte, start uint64, err error) {
 // with CONFIG_PROC_CHILDREN (part of CONFIG_CHECKPOINT_RESTORE). Without it, the PPid of every process
 // is read.
 func (fs FS) Children(pid int) ([]int, error) {
-	b, err := os.ReadFile(fs.Path(pid, "task", strconv.Itoa(pid), "children"))
+	b, err := readFile(fs.Path(pid, "task", strconv.Itoa(pid), "children"))
 	if err == nil {
 		return ParseChildren(b)
 	}
@@ -120,7 +120,7 @@ func (fs FS) Pids() ([]int, error) {
 // started (a process that changes its environment later does not change this file). Reading another
 // user's needs the same access as ptrace.
 func (fs FS) Environ(pid int) ([]string, error) {
-	b, err := os.ReadFile(fs.Path(pid, "environ"))
+	b, err := readFile(fs.Path(pid, "environ"))
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (fs FS) Environ(pid int) ([]string, error) {
 
 // Cgroup returns the cgroup path of pid (see ParseCgroup).
 func (fs FS) Cgroup(pid int) (string, error) {
-	b, err := os.ReadFile(fs.Path(pid, "cgroup"))
+	b, err := readFile(fs.Path(pid, "cgroup"))
 	if err != nil {
 		return "", err
 	}
@@ -145,7 +145,7 @@ func (fs FS) NamespaceRoot(pid int) (uid int, ok bool) {
 	if err1 != nil || err2 != nil || self == other {
 		return 0, false
 	}
-	b, err := os.ReadFile(fs.Path(pid, "uid_map"))
+	b, err := readFile(fs.Path(pid, "uid_map"))
 	if err != nil {
 		return 0, false
 	}

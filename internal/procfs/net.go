@@ -119,7 +119,7 @@ func (fsys FS) ListeningTCP(pid int) ([]Endpoint, error) {
 		name string
 		v6   bool
 	}{{"tcp", false}, {"tcp6", true}} {
-		b, err := os.ReadFile(fsys.Path(pid, "net", file.name))
+		b, err := readFile(fsys.Path(pid, "net", file.name))
 		if file.v6 && errors.Is(err, fs.ErrNotExist) {
 			if _, serr := os.Stat(fsys.Path(pid, "net")); serr == nil {
 				continue // IPv6 disabled in the kernel

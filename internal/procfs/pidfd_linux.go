@@ -2,7 +2,6 @@ package procfs
 
 import (
 	"errors"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -40,7 +39,7 @@ func (fs FS) ExitStatusOf(pidfd, pid int) ExitStatus {
 		if err := unix.IoctlPidfdInfo(pidfd, &info); err == nil && info.Mask&unix.PIDFD_INFO_EXIT != 0 {
 			return FromWaitStatus(uint32(info.Exit_code))
 		}
-		if b, err := os.ReadFile(fs.Path(pid, "stat")); err == nil {
+		if b, err := readFile(fs.Path(pid, "stat")); err == nil {
 			if state, _, err := ParseStat(b); err == nil && state == 'Z' {
 				if code, err := ParseStatExitCode(b); err == nil {
 					return FromWaitStatus(code)
