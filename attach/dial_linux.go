@@ -80,8 +80,12 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 	// The first connection uses this /tmp, opened and checked a moment ago, and the stale trigger files
 	// are looked for while the JVM runs the first request (see tidy): a warm attach does neither twice.
 	vm.tmp, tmp = tmp, nil
+	vm.dialed = time.Now()
 	return vm, nil
 }
+
+// freshTmp is how long after Dial the first connection may still use Dial's /tmp.
+const freshTmp = time.Second
 
 // tidy removes the trigger files that attachers killed while starting the listener left behind (see
 // removeStaleTriggers), once per VM: after the first request is sent, while the JVM runs it, or at Close.
@@ -130,8 +134,13 @@ func (vm *VM) connect(ctx context.Context) (*conn, *Dir, error) {
 	defer cancel()
 	t := vm.Target
 	// Opened again for each connection, as the JVM resolves /tmp each time it makes its socket; the
-	// first connection takes Dial's, opened a moment before.
+	// first connection takes Dial's, if Dial was a moment ago (the /tmp of a process can be mounted
+	// over, and a descriptor kept would still name the old one).
 	first := vm.takeTmp()
+	if first != nil && time.Since(vm.dialed) > freshTmp {
+		vm.tidy(first)
+		first = nil
+	}
 	tmp := first
 	if tmp == nil {
 		var err error
@@ -143,9 +152,13 @@ func (vm *VM) connect(ctx context.Context) (*conn, *Dir, error) {
 		}
 	}
 	c, err := vm.connectIn(ctx, tmp)
-	if err != nil || first == nil {
+	switch {
+	case first == nil:
 		tmp.Close()
 		return c, nil, err
+	case err != nil:
+		vm.tidy(first) // a busy or refusing listener is when killed attachers leave triggers behind
+		return nil, nil, err
 	}
 	return c, first, nil
 }
@@ -330,7 +343,7 @@ func (c *conn) readNow(p []byte) (int, error) {
 	})
 	switch {
 	case err != nil:
-		return 0, err
+		return 0, &os.PathError{Op: "read", Path: c.Name(), Err: err} // as os.File's Read says it
 	case n == 0 && len(p) > 0:
 		return 0, io.EOF
 	}

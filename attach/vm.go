@@ -22,8 +22,9 @@ type VM struct {
 
 	opts    Options
 	pidfd   int
-	inotify int  // kept open until Close, see startListener
-	tmp     *Dir // Dial's /tmp, for the first connection and tidy (under mu)
+	inotify int       // kept open until Close, see startListener
+	tmp     *Dir      // Dial's /tmp, for the first connection and tidy (under mu)
+	dialed  time.Time // when Dial opened tmp
 
 	listenerMu sync.Mutex // one restart of the listener at a time (connect, on a stale socket)
 
