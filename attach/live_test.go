@@ -516,6 +516,13 @@ func TestPlanted(t *testing.T) {
 	})
 	t.Run("socket-same-uid-other-process", func(t *testing.T) {
 		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{})
+		// A trigger a killed attacher left before the socket appeared: removed even though the first
+		// connection fails (the cleanup runs after the first request, or when connecting fails).
+		trig := filepath.Join(fmt.Sprintf("/proc/%d/cwd", j.PID), ".attach_pid"+strconv.Itoa(j.NSPID))
+		if err := os.WriteFile(trig, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(trig) })
 		l := plantSocket(t, fmt.Sprintf("/tmp/.java_pid%d", j.NSPID), 0)
 		got := make(chan []byte, 1)
 		go func() {
@@ -536,6 +543,12 @@ func TestPlanted(t *testing.T) {
 		}
 		if !errors.Is(err, attach.ErrPermission) || !strings.Contains(err.Error(), "planted") {
 			t.Errorf("impostor socket: %v", err)
+		}
+		if _, err := os.Lstat(trig); err == nil {
+			t.Error("the stale trigger file was left after a refused first connection")
+		}
+		if vm != nil {
+			vm.Close()
 		}
 		l.Close()
 		if b := <-got; len(b) > 0 {
