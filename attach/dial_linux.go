@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -28,8 +29,8 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 	if vm.opts.AttachTimeout <= 0 {
 		vm.opts.AttachTimeout = DefaultAttachTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, vm.opts.AttachTimeout)
-	defer cancel()
+	bounded := lazyDeadline{parent: ctx, by: time.Now().Add(vm.opts.AttachTimeout)}
+	defer bounded.stop()
 
 	// A pidfd taken before looking at the process pins its identity: signals sent through it cannot
 	// reach a process that reused the pid.
@@ -63,7 +64,7 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 			ok, err = t.checkSocket(tmp) // removed by us or by another attacher, or still refused
 		}
 		if err == nil && !ok {
-			err = vm.startListener(ctx, tmp)
+			err = vm.startListener(bounded.get(), tmp)
 		}
 	}
 	if err != nil {
@@ -82,6 +83,29 @@ func Dial(ctx context.Context, pid int, opts *Options) (*VM, error) {
 	vm.tmp, tmp = tmp, nil
 	vm.dialed = time.Now()
 	return vm, nil
+}
+
+// lazyDeadline is parent bounded by the time by, made only when a wait needs it: a context with a
+// deadline starts a timer, and setting one wakes the runtime's timer thread on the other CPU, a cost
+// that a warm attach, which never waits, need not pay.
+type lazyDeadline struct {
+	parent context.Context
+	by     time.Time
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (l *lazyDeadline) get() context.Context {
+	if l.ctx == nil {
+		l.ctx, l.cancel = context.WithDeadline(l.parent, l.by)
+	}
+	return l.ctx
+}
+
+func (l *lazyDeadline) stop() {
+	if l.cancel != nil {
+		l.cancel()
+	}
 }
 
 // freshTmp is how long after Dial the first connection may still use Dial's /tmp.
@@ -128,10 +152,6 @@ func (vm *VM) Close() error {
 // The first connection after Dial also returns Dial's /tmp, for the caller to tidy once its request is
 // sent; the others return nil.
 func (vm *VM) connect(ctx context.Context) (*conn, *Dir, error) {
-	// Connecting is part of attaching: bounded by AttachTimeout even when the operation is not (a
-	// listener wedged by another client fills its backlog and would make us retry for ever).
-	ctx, cancel := context.WithTimeout(ctx, vm.opts.AttachTimeout)
-	defer cancel()
 	t := vm.Target
 	// Opened again for each connection, as the JVM resolves /tmp each time it makes its socket; the
 	// first connection takes Dial's, if Dial was a moment ago (the /tmp of a process can be mounted
@@ -165,6 +185,10 @@ func (vm *VM) connect(ctx context.Context) (*conn, *Dir, error) {
 
 // connectIn connects to the listener's socket in tmp once it is checked.
 func (vm *VM) connectIn(ctx context.Context, tmp *Dir) (*conn, error) {
+	// Connecting is part of attaching: bounded by AttachTimeout even when the operation is not (a
+	// listener wedged by another client fills its backlog and would make us retry for ever).
+	bounded := lazyDeadline{parent: ctx, by: time.Now().Add(vm.opts.AttachTimeout)}
+	defer bounded.stop()
 	t := vm.Target
 	refused, ok, err := t.checkSocketIno(tmp) // refused: the socket connecting tries, for restartListener
 	if err != nil || !ok {
@@ -187,7 +211,7 @@ func (vm *VM) connectIn(ctx context.Context, tmp *Dir) (*conn, error) {
 			err error
 		)
 		if asOwner {
-			c, err = dialAs(ctx, tmp.fd, t.socketFile(), t.UID, t.GID)
+			c, err = dialAs(bounded.get(), tmp.fd, t.socketFile(), t.UID, t.GID)
 		} else {
 			c, err = dialUnix(tmp.Path() + "/" + t.socketFile())
 		}
@@ -200,7 +224,7 @@ func (vm *VM) connectIn(ctx context.Context, tmp *Dir) (*conn, error) {
 			return c, nil
 		case errors.Is(err, unix.EAGAIN):
 			// The listener's backlog (5) is full: it serves one request at a time.
-			if err := sleepCtx(ctx, backoff); err != nil {
+			if err := sleepCtx(bounded.get(), backoff); err != nil {
 				return nil, fmt.Errorf("%w: JVM %d's attach listener is busy (backlog full): %w", ErrNoListener, t.PID, err)
 			}
 			backoff = min(backoff*2, 20*time.Millisecond)
@@ -213,7 +237,7 @@ func (vm *VM) connectIn(ctx context.Context, tmp *Dir) (*conn, error) {
 				// pid and was killed after the JVM started (another container's JVM with the same pid
 				// in a shared /tmp).
 				restarted = true
-				if err := vm.restartListener(ctx, tmp, refused); err != nil {
+				if err := vm.restartListener(bounded.get(), tmp, refused); err != nil {
 					return nil, err
 				}
 				continue
@@ -259,7 +283,7 @@ func dialUnix(path string) (*conn, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return fileConn(fd)
+	return newConn(fd), nil
 }
 
 // dialAs connects to the socket name in the directory dirfd from a thread whose effective uid/gid are
@@ -307,7 +331,7 @@ func dialAs(ctx context.Context, dirfd int, name string, uid, gid int) (*conn, e
 		if r.err != nil {
 			return nil, r.err
 		}
-		return fileConn(r.fd)
+		return newConn(r.fd), nil
 	case <-ctx.Done():
 		go func() {
 			if r := <-ch; r.err == nil {
@@ -318,57 +342,111 @@ func dialAs(ctx context.Context, dirfd int, name string, uid, gid int) (*conn, e
 	}
 }
 
-// conn is a connection to an attach listener: the socket as an *os.File, which the runtime's poller
-// serves (deadlines, cancellation) as it serves package net's connections, without linking package net
-// into gjcmd (its start-up cost).
-type conn struct{ *os.File }
+// conn is a connection to an attach listener: the raw non-blocking socket, waited on with ppoll together
+// with the JVM's pidfd (its exit ends a wait at once). Not an *os.File served by the runtime's poller:
+// that poller (an epoll instance, an eventfd, a thread to wait in it) and the timers of its deadlines
+// are start-up work for a warm gjcmd, which waits once if at all (docs/benchmarks.md).
+type conn struct {
+	fd int // the socket; -1 once closed (under mu, against abort)
 
-func fileConn(fd int) (*conn, error) {
-	return &conn{os.NewFile(uintptr(fd), "attach")}, nil // a non-blocking descriptor: pollable
+	mu sync.Mutex
+}
+
+func newConn(fd int) *conn { return &conn{fd: fd} }
+
+// connName is how errors name the socket, as os.File did.
+const connName = "attach"
+
+// Close closes the socket (once).
+func (c *conn) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fd >= 0 {
+		unix.Close(c.fd)
+		c.fd = -1
+	}
+}
+
+// abort shuts the socket down both ways, from another goroutine: a wait on it ends at once (a
+// cancellation). Unlike closing, this never reaches a descriptor that the number names later.
+func (c *conn) abort() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fd >= 0 {
+		_ = unix.Shutdown(c.fd, unix.SHUT_RDWR)
+	}
 }
 
 // CloseWrite shuts down the sending side: the JVM reads the request up to there.
-func (c *conn) CloseWrite() error {
-	return c.control(func(fd int) error { return unix.Shutdown(fd, unix.SHUT_WR) })
-}
+func (c *conn) CloseWrite() error { return unix.Shutdown(c.fd, unix.SHUT_WR) }
 
 // readNow reads what the socket holds now, without waiting: EAGAIN when it holds nothing yet, io.EOF at
 // the end of the reply.
 func (c *conn) readNow(p []byte) (int, error) {
-	var n int
-	err := c.control(func(fd int) error {
-		var err error
-		n, err = unix.Read(fd, p)
-		return err
-	})
+	n, err := ignoringEINTR(func() (int, error) { return unix.Read(c.fd, p) })
 	switch {
 	case err != nil:
-		return 0, &os.PathError{Op: "read", Path: c.Name(), Err: err} // as os.File's Read says it
+		return 0, &os.PathError{Op: "read", Path: connName, Err: err}
 	case n == 0 && len(p) > 0:
 		return 0, io.EOF
 	}
 	return n, nil
 }
 
-// control runs f on the socket's descriptor.
-func (c *conn) control(f func(fd int) error) error {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return err
+// write sends p whole; when the socket's buffer is full (a large request) it waits for room until ctx
+// ends. An error is an *os.PathError with the errno (EPIPE, ECONNRESET: the JVM closed), or ctx's.
+func (c *conn) write(ctx context.Context, p []byte) error {
+	for len(p) > 0 {
+		n, err := ignoringEINTR(func() (int, error) { return unix.Write(c.fd, p) })
+		if n > 0 {
+			p = p[n:]
+			continue
+		}
+		if !errors.Is(err, unix.EAGAIN) {
+			return &os.PathError{Op: "write", Path: connName, Err: err}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := c.wait(ctx, unix.POLLOUT, -1, watchInterval); err != nil {
+			return err
+		}
 	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
-		return err
+	return nil
+}
+
+// wait waits until the socket has events (POLLIN, POLLOUT), is shut down or closed by the JVM, the
+// process of pidfd (-1: none) exits (exited), ctx's deadline comes or d passes, whichever is first. A
+// cancelled ctx ends it through abort. Other than exited, it does not say which: the caller looks.
+func (c *conn) wait(ctx context.Context, events int16, pidfd int, d time.Duration) (exited bool, err error) {
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl))
 	}
-	return ferr
+	d = max(d, 100*time.Microsecond) // a deadline just passed: ctx says so in a moment, not spin here
+	fds := []unix.PollFd{{Fd: int32(c.fd), Events: events}, {Fd: int32(pidfd), Events: unix.POLLIN}}
+	if pidfd < 0 {
+		fds = fds[:1]
+	}
+	ts := unix.NsecToTimespec(int64(d))
+	if _, err := unix.Ppoll(fds, &ts, nil); err != nil && !errors.Is(err, unix.EINTR) {
+		return false, fmt.Errorf("attach: poll: %w", err)
+	}
+	return len(fds) > 1 && fds[1].Revents != 0, nil
+}
+
+// ignoringEINTR retries f while a signal interrupts it (Go's handlers restart most calls, not all).
+func ignoringEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if !errors.Is(err, unix.EINTR) {
+			return n, err
+		}
+	}
 }
 
 func checkPeer(c *conn, pid int) error {
-	var cred *unix.Ucred
-	if err := c.control(func(fd int) (err error) {
-		cred, err = unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
-		return err
-	}); err != nil {
+	cred, err := unix.GetsockoptUcred(c.fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
 		return fmt.Errorf("attach: SO_PEERCRED: %w", err)
 	}
 	if int(cred.Pid) != pid {
@@ -403,14 +481,11 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 	}
 	defer c.Close()
 	defer func() { vm.tidy(tmp) }() // if not done below
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	stop := context.AfterFunc(ctx, c.abort)
 	defer stop()
 
-	if d, ok := ctx.Deadline(); ok {
-		_ = c.SetWriteDeadline(d)
-	}
 	status, rest, err := 0, []byte(nil), error(nil)
-	if _, werr := c.Write(req); werr != nil {
+	if werr := c.write(ctx, req); werr != nil {
 		// The JVM closes at once on requests it rejects; the reply, if any, tells more.
 		if status, rest, err = vm.readStatus(ctx, c); err != nil {
 			// A JVM that drops a peer of another user may do so before the request is written: in a

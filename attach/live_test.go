@@ -767,6 +767,52 @@ func TestSlowConsumerDoesNotStall(t *testing.T) {
 	})
 }
 
+// TestCancelledReply: a context cancelled while a long reply comes in ends ExecuteTo with the
+// cancellation, never with success and the output cut short (cancelling shuts the socket down, which a
+// read sees as the reply's end).
+func TestCancelledReply(t *testing.T) {
+	jdk := testutil.JDK17(t)
+	cp := testutil.CompileFiles(t, jdk, "testdata/Ticker.java")
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Ticker", ClassPath: cp, Args: []string{"2000"}})
+	vm := dial(t, j.PID, nil)
+	cancelled := 0
+	for range 10 {
+		ctx, cancel := context.WithCancel(context.Background())
+		w := &cancellingWriter{cancel: cancel}
+		err := vm.ExecuteTo(ctx, w, "threaddump")
+		cancel()
+		switch {
+		case err == nil && w.n < 500_000: // the socket holds ~200 KB of it at a time
+			t.Fatalf("cancelled at the first write: success with %d bytes of a dump of over 500,000", w.n)
+		case err != nil && !errors.Is(err, context.Canceled):
+			t.Fatalf("cancelled: %v, want context.Canceled", err)
+		case err != nil:
+			cancelled++
+		}
+	}
+	if cancelled == 0 {
+		t.Error("no reply was cut by the cancellation: the dump came whole each time; the test needs a longer one")
+	}
+	jcmdOut(t, vm, "VM.version") // it still answers
+	assertClean(t, j)
+}
+
+// cancellingWriter cancels its context at the first write, then takes a moment over it, as a consumer
+// interrupted while it writes does.
+type cancellingWriter struct {
+	cancel func()
+	n      int
+}
+
+func (w *cancellingWriter) Write(p []byte) (int, error) {
+	if w.n == 0 {
+		w.cancel()
+		time.Sleep(20 * time.Millisecond) // the socket is shut down meanwhile (context.AfterFunc)
+	}
+	w.n += len(p)
+	return len(p), nil
+}
+
 // TestSharedVM: one VM used by many goroutines at once (the listener serves one at a time; the
 // rest wait in its backlog or in our backoff).
 func TestSharedVM(t *testing.T) {

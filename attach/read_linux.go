@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -35,46 +34,57 @@ func (vm *VM) readStatus(ctx context.Context, c *conn) (status int, rest []byte,
 	}
 }
 
-// read is a Read that keeps an eye on the JVM while it waits: every watchInterval it checks that the
-// process is still there, not stopped and not frozen (cgroup freezer), so a dead, stopped or frozen JVM
-// gives an error instead of a hang, while a long command in a healthy JVM (a heap dump) may take as long
-// as it needs within ctx.
+// read is a Read that keeps an eye on the JVM while it waits: a JVM that exits ends the wait at once,
+// and every watchInterval it checks that the process is not stopped and not frozen (cgroup freezer), so a
+// dead, stopped or frozen JVM gives an error instead of a hang, while a long command in a healthy JVM (a
+// heap dump) may take as long as it needs within ctx.
 func (vm *VM) read(ctx context.Context, c *conn, p []byte) (int, error) {
-	// What the socket holds already is read without arming a deadline: a timer set or moved wakes the
-	// runtime's poller thread on the other CPU.
-	if n, err := c.readNow(p); n > 0 || err != nil && !errors.Is(err, unix.EAGAIN) {
-		return n, err
-	}
+	var start time.Time
+	pidfd := vm.pidfd // the wait ends when the JVM exits
+	exited := false
 	for {
-		next := time.Now().Add(watchInterval)
-		if d, ok := ctx.Deadline(); ok && d.Before(next) {
-			next = d
+		n, err := c.readNow(p)
+		if cerr := ctx.Err(); cerr != nil { // checked after the read: an EOF may be abort's shutdown
+			return 0, vm.ioErr(ctx, "read reply", cerr)
 		}
-		_ = c.SetReadDeadline(next)
-		n, err := c.Read(p)
-		if n > 0 || err == nil {
-			return n, nil
+		if n > 0 || err != nil && !errors.Is(err, unix.EAGAIN) {
+			return n, err
 		}
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			return 0, err
+		if exited { // and nothing left to read: its socket closes as its threads go, before the pidfd tells
+			if gerr := vm.goneErr("while it was running the command"); gerr != nil {
+				return 0, gerr
+			}
+			pidfd = -1 // cannot be; but a pidfd that stays readable must not make this spin
 		}
-		if ctx.Err() != nil {
-			return 0, vm.ioErr(ctx, "read reply", err)
+		if !start.IsZero() && time.Since(start) >= watchInterval {
+			if err := vm.watch(); err != nil {
+				return 0, err
+			}
+			start = time.Time{}
 		}
-		if gerr := vm.goneErr("while it was running the command"); gerr != nil {
-			return 0, gerr
+		if start.IsZero() {
+			start = time.Now()
 		}
-		st, err := vm.Target.current()
+		exited, err = c.wait(ctx, unix.POLLIN, pidfd, watchInterval-time.Since(start))
 		if err != nil {
 			return 0, err
 		}
-		if st.Stopped() {
-			return 0, vm.stoppedErr(st)
-		}
-		if err := vm.frozenErr(); err != nil {
-			return 0, err
-		}
 	}
+}
+
+// watch checks, while a read waits, that the JVM is there, not stopped and not frozen.
+func (vm *VM) watch() error {
+	if gerr := vm.goneErr("while it was running the command"); gerr != nil {
+		return gerr
+	}
+	st, err := vm.Target.current()
+	if err != nil {
+		return err
+	}
+	if st.Stopped() {
+		return vm.stoppedErr(st)
+	}
+	return vm.frozenErr()
 }
 
 func (vm *VM) ioErr(ctx context.Context, what string, err error) error {
@@ -106,13 +116,18 @@ func (vm *VM) drain(ctx context.Context, c *conn, rest []byte, w io.Writer) erro
 	if len(rest) > 0 {
 		sp.chunks = append(sp.chunks, append([]byte(nil), rest...))
 	}
-	buf := make([]byte, 64<<10)
+	var small [512]byte // a short reply's rest: a 64 KiB buffer is fresh memory to page in
+	buf := small[:]
 	ended := false
 	for !ended && ctx.Err() == nil { // cancelled: the reader's path says what became of the command
 		n, err := c.readNow(buf)
 		switch {
+		case ctx.Err() != nil: // an EOF may be abort's shutdown: the reader's path says what happened
 		case n > 0:
 			sp.chunks = append(sp.chunks, append([]byte(nil), buf[:n]...))
+			if n == len(small) && len(buf) == len(small) {
+				buf = make([]byte, 64<<10)
+			}
 			continue
 		case isEOF(err):
 			ended = true
@@ -122,6 +137,9 @@ func (vm *VM) drain(ctx context.Context, c *conn, rest []byte, w io.Writer) erro
 		break // EAGAIN: more to come, which the reader goroutine waits for; an error: it reports it
 	}
 	if !ended {
+		if len(buf) == len(small) {
+			buf = make([]byte, 64<<10)
+		}
 		go vm.fill(ctx, c, &sp, buf)
 	}
 	var werr error

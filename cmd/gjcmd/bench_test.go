@@ -82,7 +82,7 @@ func BenchmarkAttach(b *testing.B) {
 		for _, tl := range tools[1:] {
 			rw := float64(median(warm[tl.name])) / float64(median(warm[g]))
 			rf := float64(median(first[tl.name])) / float64(median(first[g]))
-			fmt.Printf("%s / gjcmd: warm %.1fx, first attach %.1fx\n", tl.name, rw, rf)
+			fmt.Printf("%s / gjcmd: warm %.2fx, first attach %.2fx (gjcmd / %s: warm %.2fx)\n", tl.name, rw, rf, tl.name, 1/rw)
 		}
 	}
 }

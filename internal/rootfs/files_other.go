@@ -22,6 +22,11 @@ func OpenRegular(root, path, _ string) (*os.File, error) {
 	return nil, fmt.Errorf("open %s under %s: %w", path, root, errors.ErrUnsupported)
 }
 
+// ReadHead reads the start of a file inside a root. Only Linux is supported.
+func ReadHead(root, path string, _ []byte) (int, error) {
+	return 0, fmt.Errorf("read %s under %s: %w", path, root, errors.ErrUnsupported)
+}
+
 // Prepared is a path made safe for another process's write. Only Linux is supported.
 type Prepared struct {
 	Path, Dir, Name, Note string

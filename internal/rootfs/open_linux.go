@@ -68,6 +68,39 @@ func OpenRegular(root, path, name string) (*os.File, error) {
 	return regularFile(fd, name, &st)
 }
 
+// ReadHead reads the start of the regular file path inside root (as Open resolves it) into buf and
+// returns how many bytes it read: all of a file shorter than buf. A FIFO, device or directory is refused
+// before anything is read (ErrNotRegular). For small files read in passing, without an *os.File (a warm
+// gjcmd reads one: an *os.File costs three more system calls and a finalizer).
+func ReadHead(root, path string, buf []byte) (int, error) {
+	fd, err := Open(root, path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return 0, &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, Kind(st.Mode))}
+	}
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return n, &os.PathError{Op: "read", Path: path, Err: err}
+		case m == 0:
+			return n, nil
+		}
+		n += m
+	}
+	return n, nil
+}
+
 // regularFile turns fd, opened non-blocking, into a blocking *os.File named name if it is a regular file,
 // and fills in st; otherwise it closes fd and fails with ErrNotRegular.
 func regularFile(fd int, name string, st *unix.Stat_t) (*os.File, error) {
