@@ -393,14 +393,19 @@ func (c *conn) readNow(p []byte) (int, error) {
 	return n, nil
 }
 
-// write sends p whole; when the socket's buffer is full (a large request) it waits for room until ctx
-// ends. An error is an *os.PathError with the errno (EPIPE, ECONNRESET: the JVM closed), or ctx's.
+// write sends p whole; when the socket's buffer is full (a protocol 2 request can be larger than it) it
+// waits for room until ctx ends: unlike a read it does not watch the JVM, as before this conn (a stopped
+// JVM holds a request that big until the deadline, without one for ever). An error is an *os.PathError
+// with the errno (EPIPE, ECONNRESET: the JVM closed), or ctx's.
 func (c *conn) write(ctx context.Context, p []byte) error {
 	for len(p) > 0 {
 		n, err := ignoringEINTR(func() (int, error) { return unix.Write(c.fd, p) })
 		if n > 0 {
 			p = p[n:]
 			continue
+		}
+		if err == nil {
+			err = io.ErrShortWrite
 		}
 		if !errors.Is(err, unix.EAGAIN) {
 			return &os.PathError{Op: "write", Path: connName, Err: err}
@@ -484,6 +489,9 @@ func (vm *VM) roundTrip(ctx context.Context, req []byte, w io.Writer, probe bool
 	stop := context.AfterFunc(ctx, c.abort)
 	defer stop()
 
+	if err := ctx.Err(); err != nil { // abort may not have run yet: nothing is sent after a cancellation
+		return err
+	}
 	status, rest, err := 0, []byte(nil), error(nil)
 	if werr := c.write(ctx, req); werr != nil {
 		// The JVM closes at once on requests it rejects; the reply, if any, tells more.

@@ -116,7 +116,7 @@ func (vm *VM) drain(ctx context.Context, c *conn, rest []byte, w io.Writer) erro
 	if len(rest) > 0 {
 		sp.chunks = append(sp.chunks, append([]byte(nil), rest...))
 	}
-	var small [512]byte // a short reply's rest: a 64 KiB buffer is fresh memory to page in
+	var small [512]byte // a short reply's rest: a 64 KiB buffer is fresh memory to page in (kept on the stack: fill never gets it)
 	buf := small[:]
 	ended := false
 	for !ended && ctx.Err() == nil { // cancelled: the reader's path says what became of the command
@@ -137,10 +137,7 @@ func (vm *VM) drain(ctx context.Context, c *conn, rest []byte, w io.Writer) erro
 		break // EAGAIN: more to come, which the reader goroutine waits for; an error: it reports it
 	}
 	if !ended {
-		if len(buf) == len(small) {
-			buf = make([]byte, 64<<10)
-		}
-		go vm.fill(ctx, c, &sp, buf)
+		go vm.fill(ctx, c, &sp, make([]byte, 64<<10))
 	}
 	var werr error
 	for {

@@ -19,8 +19,8 @@ func (t *Target) releaseFeature() int {
 	if err != nil || !path.IsAbs(exe) || strings.HasSuffix(exe, " (deleted)") {
 		return 0
 	}
-	var buf [1024]byte // JAVA_VERSION is within the first 110 bytes in the JDKs of 11 to 25 we know
-	n, err := rootfs.ReadHead(t.Root, path.Join(path.Dir(path.Dir(exe)), "release"), buf[:])
+	buf := make([]byte, 1024) // JAVA_VERSION is within the first 110 bytes in the JDKs 11 to 25 we know
+	n, err := rootfs.ReadHead(t.Root, path.Join(path.Dir(path.Dir(exe)), "release"), buf)
 	if err != nil {
 		return 0 // missing, or a FIFO or device, which would block or never end
 	}
