@@ -807,7 +807,9 @@ type cancellingWriter struct {
 func (w *cancellingWriter) Write(p []byte) (int, error) {
 	if w.n == 0 {
 		w.cancel()
-		time.Sleep(20 * time.Millisecond) // the socket is shut down meanwhile (context.AfterFunc)
+		// A slow consumer, not a wait for anything: abort (context.AfterFunc) usually runs meanwhile, and
+		// any order of the two must pass.
+		time.Sleep(20 * time.Millisecond)
 	}
 	w.n += len(p)
 	return len(p), nil
