@@ -79,11 +79,8 @@ func ReadHead(root, path string, buf []byte) (int, error) {
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return 0, &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, Kind(st.Mode))}
+	if err := checkRegular(fd, path, &st); err != nil {
+		return 0, err
 	}
 	n := 0
 	for n < len(buf) {
@@ -104,19 +101,27 @@ func ReadHead(root, path string, buf []byte) (int, error) {
 // regularFile turns fd, opened non-blocking, into a blocking *os.File named name if it is a regular file,
 // and fills in st; otherwise it closes fd and fails with ErrNotRegular.
 func regularFile(fd int, name string, st *unix.Stat_t) (*os.File, error) {
-	if err := unix.Fstat(fd, st); err != nil {
+	if err := checkRegular(fd, name, st); err != nil {
 		unix.Close(fd)
-		return nil, &os.PathError{Op: "stat", Path: name, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, Kind(st.Mode))}
+		return nil, err
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	return os.NewFile(uintptr(fd), name), nil
+}
+
+// checkRegular fills in st for fd and fails with ErrNotRegular unless it is a regular file; name is the
+// file's name in the error.
+func checkRegular(fd int, name string, st *unix.Stat_t) error {
+	if err := unix.Fstat(fd, st); err != nil {
+		return &os.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return &os.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, Kind(st.Mode))}
+	}
+	return nil
 }
 
 // Kind names a file type for messages ("a symbolic link", "a FIFO", ...), from a stat mode.
