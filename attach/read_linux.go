@@ -51,18 +51,17 @@ func (vm *VM) read(ctx context.Context, c *conn, p []byte) (int, error) {
 			return n, err
 		}
 		if exited { // and nothing left to read: its socket closes as its threads go, before the pidfd tells
-			if gerr := vm.goneErr("while it was running the command"); gerr != nil {
-				return 0, gerr
-			}
-			pidfd = -1 // cannot be; but a pidfd that stays readable must not make this spin
-		}
-		if !start.IsZero() && time.Since(start) >= watchInterval {
 			if err := vm.watch(); err != nil {
 				return 0, err
 			}
-			start = time.Time{}
+			pidfd = -1 // cannot be; but a pidfd that stays readable must not make this spin
 		}
-		if start.IsZero() {
+		if time.Since(start) >= watchInterval { // and at the first wait, start being zero
+			if !start.IsZero() {
+				if err := vm.watch(); err != nil {
+					return 0, err
+				}
+			}
 			start = time.Now()
 		}
 		exited, err = c.wait(ctx, unix.POLLIN, pidfd, watchInterval-time.Since(start))
