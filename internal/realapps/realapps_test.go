@@ -480,8 +480,9 @@ func compareProfile(t *testing.T, app *testutil.App, p *profileRun, events []tes
 		// JDK 11, 17 and 21 gave 13-15/15 in the 18 comparisons of 2026-11-30 (10 s windows, and 20 s once), 12
 		// in earlier stops' runs and once in a later make test that day (H2, JDK 17: Value.compareWithNull,
 		// ValueBigint.getValueType and ValueNumeric.getValueType, 59, 44 and 41 of our samples, none of
-		// JFR's): 12 is a known gap there (profile.jfr-top15/execution-sample), below 12 fails. A walker that gave threads another call's stack, the bug this tier was written for,
-		// scored far below either (and fails the wrong-native check above).
+		// JFR's): 12 is a known gap there (profile.jfr-top15/execution-sample), below 12 fails. A walker
+		// that gave threads another call's stack, the bug this tier was written for, scored far below
+		// either (and fails the wrong-native check above).
 		const want = 13
 		key := "profile.jfr-top15"
 		if oracle == "jdk.ExecutionSample" {
