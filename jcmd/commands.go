@@ -198,6 +198,7 @@ type Debugger struct {
 	Transport string     // dt_socket
 	Address   string     // as configured, e.g. 127.0.0.1:0
 	Listening []Endpoint // the sockets the JVM started listening on: the real port when the configured one is 0
+	Output    string     // the JVM's own answer ("Debugging has been started." or "... is already active.")
 }
 
 // StartDebugging starts the JDWP agent of a JVM started with
@@ -214,7 +215,7 @@ func (c *Client) StartDebugging(ctx context.Context) (*Debugger, error) {
 	if err == nil {
 		var d *Debugging
 		if d, err = ParseDebugging(out); err == nil {
-			dbg := &Debugger{Transport: d.Transport, Address: d.Address}
+			dbg := &Debugger{Transport: d.Transport, Address: d.Address, Output: out}
 			after, _ := listeningTCP(t.PID)
 			for _, a := range after {
 				if !slices.Contains(before, a) {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
@@ -26,7 +28,7 @@ type write struct {
 	option   string      // the argument or option naming it; "" for the JVM's own default
 	path     string      // as the JVM will open it: absolute, or relative to its working directory
 	mode     rootfs.Mode // how the JVM opens it
-	perm     uint32      // mode of a file prepared for the JVM
+	perm     uint32      // mode the JVM creates the file with, before its umask (jvmPerm)
 	dirOK    bool        // the path may name a directory that the JVM generates a name in (JFR)
 	deferred bool        // written later (JFR.start: at the end of the recording): no content to check now
 }
@@ -35,7 +37,7 @@ type write struct {
 type fileRule struct {
 	option    string
 	mode      rootfs.Mode
-	perm      uint32
+	perm      uint32 // as write.perm
 	overwrite string // a boolean option that turns an exclusive create into a truncating one
 	dirOK     bool
 	deferred  bool
@@ -66,25 +68,36 @@ type fileRule struct {
 func fileRules(command string) []fileRule {
 	switch command {
 	case "Compiler.perfmap":
-		return []fileRule{{option: "filename", mode: rootfs.Follow, perm: 0o644}}
+		return []fileRule{{option: "filename", mode: rootfs.Follow, perm: 0o666}}
 	case "GC.heap_dump":
 		return []fileRule{{option: "filename", mode: rootfs.Exclusive, perm: 0o600, overwrite: "-overwrite"}}
 	case "Thread.dump_to_file":
-		return []fileRule{{option: "filepath", mode: rootfs.Exclusive, perm: 0o644, overwrite: "-overwrite"}}
+		return []fileRule{{option: "filepath", mode: rootfs.Exclusive, perm: 0o666, overwrite: "-overwrite"}}
 	case "JFR.start":
-		return []fileRule{{option: "filename", mode: rootfs.Follow, perm: 0o644, dirOK: true, deferred: true}}
+		return []fileRule{{option: "filename", mode: rootfs.Follow, perm: 0o666, dirOK: true, deferred: true}}
 	case "JFR.dump", "JFR.stop":
-		return []fileRule{{option: "filename", mode: rootfs.Follow, perm: 0o644, dirOK: true}}
+		return []fileRule{{option: "filename", mode: rootfs.Follow, perm: 0o666, dirOK: true}}
 	case "JFR.configure":
 		return []fileRule{{option: "repositorypath", mode: rootfs.PrivateDir}, {option: "dumppath", mode: rootfs.PrivateDir}}
 	case "System.dump_map":
-		return []fileRule{{option: "-F", mode: rootfs.Follow, perm: 0o644}}
+		return []fileRule{{option: "-F", mode: rootfs.Follow, perm: 0o666}}
 	case "VM.cds":
 		return []fileRule{{option: "filename", mode: rootfs.Private}}
 	case "VM.log":
-		return []fileRule{{option: "output", mode: rootfs.Private, perm: 0o644}}
+		return []fileRule{{option: "output", mode: rootfs.Private, perm: 0o666}}
 	}
 	return nil
+}
+
+// jvmPerm is the mode of a file made for the JVM: the mode the JVM creates it with (0666 for fopen and
+// Java's streams, 0600 for a heap dump) less the JVM's umask, as open(2) would make it; a JVM whose umask
+// is not known (a kernel before 4.7) gets the owner's bits only. A fixed 0644 would let every user read a
+// recording (environment, properties, arguments) that the JVM's own umask keeps private.
+func jvmPerm(perm uint32, st procfs.Status) uint32 {
+	if !st.HasUmask {
+		return perm & 0o700
+	}
+	return perm &^ st.Umask
 }
 
 // writesWithoutArguments reports the commands that write a file of the JVM's choosing when no argument
@@ -178,11 +191,11 @@ func plannedWrites(name string, words []string, cmd *Command, feature, nspid int
 	switch name {
 	case "Compiler.perfmap":
 		if !set["filename"] {
-			add(write{path: "/tmp/perf-" + strconv.Itoa(nspid) + ".map", mode: rootfs.Follow, perm: 0o644})
+			add(write{path: "/tmp/perf-" + strconv.Itoa(nspid) + ".map", mode: rootfs.Follow, perm: 0o666})
 		}
 	case "System.dump_map":
 		if !set["-F"] {
-			add(write{path: "vm_memory_map_" + strconv.Itoa(nspid) + ".txt", mode: rootfs.Follow, perm: 0o644})
+			add(write{path: "vm_memory_map_" + strconv.Itoa(nspid) + ".txt", mode: rootfs.Follow, perm: 0o666})
 		}
 	case "VM.cds":
 		if !set["filename"] || values["subcmd"] == "static_dump" {
@@ -340,9 +353,27 @@ func (ws *Writes) Check() error {
 	return errors.Join(errs...)
 }
 
+// Failed is called when the command failed, by its status or in its output out: the files made for
+// it that the JVM did not write are removed, so that a failed command leaves nothing behind, as it
+// would without them. A recording that JFR.start writes when it stops is kept unless out shows that
+// it did not start: without its prepared file, the JVM would create the name itself later, following
+// whatever is there then.
+func (ws *Writes) Failed(out string) {
+	if ws == nil {
+		return
+	}
+	for _, it := range ws.items {
+		if it.w.deferred && strings.Contains(out, "Started recording") {
+			continue
+		}
+		it.p.Discard()
+	}
+}
+
 // RunWriting runs a command line that may write files the way gjcmd does: PrepareWrites, the line, and
-// Writes.Check when the JVM reports success. Output goes to w as it arrives. The notes of PrepareWrites
-// are returned also when the command fails.
+// Writes.Check when the JVM reports success, Writes.Failed when it reports a failure (a status, or a
+// failure in its output). Output goes to w as it arrives. The notes of PrepareWrites are returned also
+// when the command fails.
 func (c *Client) RunWriting(ctx context.Context, w io.Writer, line string) ([]string, error) {
 	ws, err := c.PrepareWrites(ctx, line)
 	if err != nil {
@@ -353,7 +384,18 @@ func (c *Client) RunWriting(ctx context.Context, w io.Writer, line string) ([]st
 	if ws != nil {
 		notes = ws.Notes
 	}
-	if err := c.VM.ExecuteTo(ctx, w, "jcmd", line); err != nil {
+	var out strings.Builder
+	err = c.VM.ExecuteTo(ctx, io.MultiWriter(w, &out), "jcmd", line)
+	var je *attach.JVMError
+	switch {
+	case errors.As(err, &je):
+		ws.Failed(je.Message)
+		return notes, err
+	case err != nil:
+		return notes, err // interrupted or abandoned: the JVM may still write
+	case ReportsFailure(out.String()):
+		err := ws.Check() // what the caller was told before the files were removed
+		ws.Failed(out.String())
 		return notes, err
 	}
 	return notes, ws.Check()

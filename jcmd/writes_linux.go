@@ -164,7 +164,7 @@ func (c *Client) PrepareOperation(ctx context.Context, op string, args []string)
 		planned = append(planned, write{option: "dumpheap", path: args[0], mode: rootfs.Exclusive, perm: 0o600})
 	case op == "inspectheap" && len(args) > 1 && args[1] != "":
 		if feature, err := c.Feature(ctx); err != nil || feature >= 16 {
-			planned = append(planned, write{option: "inspectheap", path: args[1], mode: rootfs.Follow, perm: 0o644})
+			planned = append(planned, write{option: "inspectheap", path: args[1], mode: rootfs.Follow, perm: 0o666})
 		}
 	}
 	return c.preparePlanned(ctx, op, planned)
@@ -240,7 +240,7 @@ func (c *Client) preparePlanned(ctx context.Context, name string, planned []writ
 		if w.dirOK && mode == rootfs.Follow {
 			mode = rootfs.FollowOrDir
 		}
-		p, err := pr.Prepare(w.path, mode, w.perm)
+		p, err := pr.Prepare(w.path, mode, jvmPerm(w.perm, c.Target().Status))
 		if err != nil {
 			ws.Close()
 			return nil, c.prepareErr(name, w, err)
@@ -385,8 +385,8 @@ func (c *Client) PerfMapData(ctx context.Context) ([]byte, *File, error) {
 			unix.Close(dfd)
 		}
 	}
-	w := write{path: path, mode: rootfs.Fresh, perm: 0o644}
-	p, err := c.process(ctx).Prepare(path, rootfs.Fresh, 0o644)
+	w := write{path: path, mode: rootfs.Fresh, perm: 0o666}
+	p, err := c.process(ctx).Prepare(path, rootfs.Fresh, jvmPerm(w.perm, t.Status))
 	if err != nil {
 		return nil, nil, c.prepareErr("Compiler.perfmap", w, err)
 	}

@@ -715,6 +715,84 @@ func TestDebuggingCLI(t *testing.T) {
 		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "JDWP-Handshake" {
 			t.Errorf("handshake: %q %v", buf, err)
 		}
+		// Again: the JVM's own answer, as jcmd prints it ("Debugging is already active."), not a
+		// made-up one.
+		want := execTool(t, jdk.Bin("jcmd"), strconv.Itoa(j.PID), "VM.start_java_debugging")
+		r = gjcmd(t, strconv.Itoa(j.PID), "VM.start_java_debugging")
+		if r.code != 0 || want.code != 0 || r.stdout != want.stdout || !strings.Contains(r.stdout, "already active") {
+			t.Errorf("second call: gjcmd %d %q, jcmd %d %q", r.code, r.stdout, want.code, want.stdout)
+		}
+	})
+}
+
+// TestJFRFilesAsJcmd: the files JFR commands have the JVM write in /tmp (where gjcmd makes them first,
+// see jcmd.PrepareWrites) come out as jcmd's do: with the mode the JVM's umask gives (not a fixed 0644
+// that every user could read), and not at all when the command fails. A user's own file at the name
+// survives a failed dump. JFR.stop --copy-to copies the recording where the JVM says which file it
+// wrote, and where it does not (JDK 17 without filename=) is refused before the recording is stopped.
+func TestJFRFilesAsJcmd(t *testing.T) {
+	testutil.MustHaveRoot(t)
+	testutil.ForEachJDK(t, func(t *testing.T, jdk testutil.JDK) {
+		t.Parallel() // two JDKs at a time: nothing here is timed
+		j := testutil.StartJVM(t, jdk, testutil.JVMOptions{Umask: "027"})
+		pid := strconv.Itoa(j.PID)
+		tmp := func(name string) string {
+			p := "/tmp/jvmkit-" + t.Name()[strings.LastIndexByte(t.Name(), '/')+1:] + "-" + pid + "-" + name
+			t.Cleanup(func() { os.Remove(p) })
+			return p
+		}
+		if r := gjcmd(t, pid, "JFR.start", "name=r"); r.code != 0 {
+			t.Fatalf("JFR.start: %d %s", r.code, r.stderr)
+		}
+		mine, theirs := tmp("gjcmd.jfr"), tmp("jcmd.jfr")
+		r := gjcmd(t, pid, "JFR.dump", "name=r", "filename="+mine)
+		want := execTool(t, jdk.Bin("jcmd"), pid, "JFR.dump", "name=r", "filename="+theirs)
+		var st, wst unix.Stat_t
+		if r.code != 0 || want.code != 0 || unix.Stat(mine, &st) != nil || unix.Stat(theirs, &wst) != nil {
+			t.Fatalf("JFR.dump: gjcmd %d %s, jcmd %d %s", r.code, r.stderr, want.code, want.stderr)
+		}
+		if st.Mode&0o7777 != wst.Mode&0o7777 || st.Mode&0o777 != 0o640 || st.Size == 0 {
+			t.Errorf("JFR.dump by a JVM with umask 027: gjcmd's file %o, jcmd's %o; want both 640", st.Mode&0o7777, wst.Mode&0o7777)
+		}
+
+		// A failed dump leaves no file, as jcmd's does; a file that was there stays as it was.
+		for _, tool := range []string{"gjcmd", "jcmd"} {
+			name := tmp("failed-" + tool + ".jfr")
+			var code int
+			if tool == "gjcmd" {
+				code = gjcmd(t, pid, "JFR.dump", "name=nope", "filename="+name).code
+			} else {
+				code = execTool(t, jdk.Bin("jcmd"), pid, "JFR.dump", "name=nope", "filename="+name).code
+			}
+			if _, err := os.Lstat(name); err == nil {
+				t.Errorf("%s: a failed JFR.dump (exit %d) left %s", tool, code, name)
+			}
+		}
+		kept := tmp("kept.jfr")
+		if err := os.WriteFile(kept, []byte("an older recording"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		gjcmd(t, pid, "JFR.dump", "name=nope", "filename="+kept)
+		if b, err := os.ReadFile(kept); err != nil || string(b) != "an older recording" {
+			t.Errorf("a failed JFR.dump over the user's own file: %q, %v; want it as it was", b, err)
+		}
+
+		// JFR.stop --copy-to without filename=: the recording goes to JFR.start's file.
+		dest, dir := tmp("stopped.jfr"), t.TempDir()
+		if r := gjcmd(t, pid, "JFR.start", "name=s", "filename="+dest); r.code != 0 {
+			t.Fatalf("JFR.start filename=: %d %s", r.code, r.stderr)
+		}
+		r = gjcmd(t, "--copy-to", dir, pid, "JFR.stop", "name=s")
+		if jdk.Feature < 21 {
+			check := gjcmd(t, pid, "JFR.check", "name=s")
+			if r.code != 1 || !strings.Contains(r.stderr, "add filename=") || !strings.Contains(check.stdout, "running") {
+				t.Errorf("JDK %d JFR.stop --copy-to without filename=: exit %d %s; JFR.check: %s", jdk.Feature, r.code, r.stderr, check.stdout)
+			}
+			r = gjcmd(t, "--copy-to", dir, pid, "JFR.stop", "name=s", "filename="+dest)
+		}
+		if st, err := os.Stat(filepath.Join(dir, filepath.Base(dest))); r.code != 0 || err != nil || st.Size() == 0 {
+			t.Errorf("JFR.stop --copy-to: exit %d, %v\n%s", r.code, err, r.stderr)
+		}
 	})
 }
 

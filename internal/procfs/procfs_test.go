@@ -37,6 +37,9 @@ func TestParseStatus(t *testing.T) {
 	if !s.HasCapEff || s.CapEff != 0x1fffeffffff || s.CapEff&(1<<CapSysPtrace) == 0 {
 		t.Errorf("CapEff %x (seen %v), want root's 1fffeffffff with CAP_SYS_PTRACE", s.CapEff, s.HasCapEff)
 	}
+	if !s.HasUmask || s.Umask != 0o022 {
+		t.Errorf("Umask %o (seen %v), want 022", s.Umask, s.HasUmask)
+	}
 
 	ns := "Name:\tjava\nState:\tT (stopped)\nTgid:\t4242\nNSpid:\t4242\t1\nUid:\t65534\t65534\t65534\t65534\nGid:\t100\t101\t100\t100\nSigIgn:\t0\nSigCgt:\t4\n"
 	s, err := ParseStatus([]byte(ns))
@@ -56,7 +59,8 @@ func TestParseStatus(t *testing.T) {
 	}
 	for _, bad := range []string{"", "Name: x\n", "Tgid:\tx\n", "Tgid:\t1\nUid:\ta\n", "Tgid:\t1\nSigCgt:\tzz\n",
 		"Tgid:\t1\nUid:\t1 2 3 4 5\n", "Tgid:\t1\nVmRSS:\tx kB\n", "Tgid:\t1\nUid:\t1 2 3\n", "Tgid:\t1\nGid:\t\n", "Tgid:\t1\nSigIgn:\tzz\n",
-		"Tgid:\t1\nSigBlk:\t-1\n", "Tgid:\t1\nNSpid:\tx\n", "Tgid:\t1\nState:\n", "Tgid:\t1\nGroups:\t1 x\n"} {
+		"Tgid:\t1\nSigBlk:\t-1\n", "Tgid:\t1\nNSpid:\tx\n", "Tgid:\t1\nState:\n", "Tgid:\t1\nGroups:\t1 x\n",
+		"Tgid:\t1\nUmask:\t0088\n", "Tgid:\t1\nUmask:\t10000\n"} {
 		if _, err := ParseStatus([]byte(bad)); err == nil {
 			t.Errorf("ParseStatus(%q): no error", bad)
 		}
@@ -80,6 +84,8 @@ func TestParseStatusNamespaced(t *testing.T) {
 		RSS:    1668 << 10,
 		// nobody: no capabilities
 		HasCapEff: true,
+		Umask:     0o022,
+		HasUmask:  true,
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreUnexported(Status{})); diff != "" {
 		t.Errorf("ParseStatus mismatch (-want +got):\n%s", diff)

@@ -28,6 +28,10 @@ type Status struct {
 	// whether the line was there.
 	CapEff    uint64
 	HasCapEff bool
+	// Umask is the file mode creation mask (Linux 4.7 and later); HasUmask says whether the line was
+	// there.
+	Umask    uint32
+	HasUmask bool
 	// hasSig records whether the Sig* lines were present (they always are on Linux).
 	hasSig bool
 }
@@ -87,6 +91,10 @@ func ParseStatus(b []byte) (Status, error) {
 		case "CapEff":
 			s.CapEff, err = strconv.ParseUint(string(v), 16, 64)
 			s.HasCapEff = err == nil
+		case "Umask":
+			var m uint64
+			m, err = strconv.ParseUint(string(v), 8, 12)
+			s.Umask, s.HasUmask = uint32(m), err == nil
 		}
 		if err != nil {
 			return s, fmt.Errorf("%w: status field %s: %w", ErrMalformed, k, err)

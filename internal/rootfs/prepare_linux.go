@@ -27,7 +27,8 @@ import (
 // owner.
 //
 // The final name is then prepared as mode says (see Mode). Prepare never follows a symbolic link at the
-// final name and never writes into an existing file.
+// final name and never writes into an existing file; a regular file of a trusted user that nobody else
+// can replace is kept for the process to truncate (Follow) or append to (Append).
 func (pr *Process) Prepare(p string, mode Mode, perm uint32) (*Prepared, error) {
 	wk, err := pr.startWalk(p)
 	if err != nil {
@@ -65,9 +66,11 @@ type Prepared struct {
 	// 65534 (-> "/etc/passwd"); replaced it ..."); empty when it changed nothing worth telling.
 	Note string
 
-	dfd  int      // Dir, O_PATH
-	file *os.File // the file Prepare made or kept at the name, open read-write; nil when none
-	pr   *Process
+	dfd    int      // Dir, O_PATH
+	file   *os.File // the file Prepare made or kept at the name, open read-write; nil when none
+	kept   bool     // file was at the name before (see keep)
+	before unix.Stat_t
+	pr     *Process
 }
 
 // HostPath is where the caller finds Path (under the process's root).
@@ -119,7 +122,26 @@ func (p *Prepared) Written() error {
 	if p.Mode != Append && st.Size == 0 {
 		return fmt.Errorf("%s: %w", full, ErrNotWritten)
 	}
+	if p.kept && p.Mode != Append && st.Size == p.before.Size && st.Mtim == p.before.Mtim && st.Ctim == p.before.Ctim {
+		return fmt.Errorf("%s: %w", full, ErrNotWritten) // a kept file that the process did not touch
+	}
 	return nil
+}
+
+// Discard removes the file Prepare made for a write that did not happen (the process reported that
+// its command failed), so that nothing is left behind: only when the name still holds that file and it
+// is still empty. A file that was there before and kept (see Mode) stays. It reports whether it removed
+// the file.
+func (p *Prepared) Discard() bool {
+	if p.file == nil || p.kept {
+		return false
+	}
+	var st, now unix.Stat_t
+	if unix.Fstat(int(p.file.Fd()), &st) != nil || st.Size != 0 ||
+		unix.Fstatat(p.dfd, p.Name, &now, unix.AT_SYMLINK_NOFOLLOW) != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+		return false
+	}
+	return unix.Unlinkat(p.dfd, p.Name, 0) == nil
 }
 
 // Result opens what the process wrote at the name: the file Prepare made, when the process wrote into
@@ -247,17 +269,16 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 		return fmt.Errorf("%w: %s is a directory owned by uid %d, who could swap it for a link; have it removed",
 			ErrUnsafe, p.HostPath(), st.Uid)
 	}
-	if p.Mode == Append && exists && st.Mode&unix.S_IFMT == unix.S_IFREG && int(st.Uid) == pr.UID && st.Nlink == 1 {
-		// The process's own file, which it appends to: keep it (nobody else can replace it here).
-		fd, err := unix.Openat(d.fd, p.Name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			var now unix.Stat_t
-			if unix.Fstat(fd, &now) == nil && now.Dev == st.Dev && now.Ino == st.Ino {
-				p.file = os.NewFile(uintptr(fd), p.HostPath())
-				return nil
-			}
-			unix.Close(fd)
-		}
+	if p.Mode == Append && exists && st.Mode&unix.S_IFMT == unix.S_IFREG && int(st.Uid) == pr.UID && st.Nlink == 1 &&
+		p.keep(d, st) {
+		return nil // the process's own file, which it appends to (nobody else can replace it here)
+	}
+	if p.Mode == Follow && exists && st.Mode&unix.S_IFMT == unix.S_IFREG && pr.trusts(st.Uid) && st.Nlink == 1 &&
+		d.st.Mode&unix.S_ISVTX != 0 && pr.trusts(d.st.Uid) && p.keep(d, st) {
+		// A trusted user's file in a sticky directory of a trusted user: nobody else can rename or remove
+		// it before the process opens it. Kept, it is still there if the command fails before writing
+		// (the process truncates it only when it writes); replaced by an empty file, it would be lost.
+		return nil
 	}
 	suspicious := exists && (st.Mode&unix.S_IFMT != unix.S_IFREG || !pr.trusts(st.Uid) || st.Nlink > 1)
 	what := ""
@@ -303,6 +324,22 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 		p.Note = fmt.Sprintf("%s was %s; replaced it with a new empty file owned by uid %d before the JVM wrote it", p.HostPath(), what, pr.UID)
 	}
 	return nil
+}
+
+// keep takes the file st at the name as the one the process will write (Append, and Follow where
+// nobody else can replace it), and reports whether it could: the name may have changed since st.
+func (p *Prepared) keep(d dir, st unix.Stat_t) bool {
+	fd, err := unix.Openat(d.fd, p.Name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	var now unix.Stat_t
+	if unix.Fstat(fd, &now) != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+		unix.Close(fd)
+		return false
+	}
+	p.file, p.kept, p.before = os.NewFile(uintptr(fd), p.HostPath()), true, now
+	return true
 }
 
 // jvmCreates refuses a name that the process is to create itself (nothing is there) in a directory

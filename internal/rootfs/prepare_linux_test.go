@@ -400,3 +400,82 @@ func TestWriteNewFile(t *testing.T) {
 		t.Errorf("left behind: %q", left)
 	}
 }
+
+// TestKeepAndDiscard: in sticky /tmp, the writer's own file (or root's) at a Follow name is kept, not
+// replaced, so that a command that fails before writing leaves it as it was; Written tells a kept file
+// the writer did not touch from one it wrote. A file Prepare made and nobody wrote is removed by
+// Discard; a kept one, or one written, stays.
+func TestKeepAndDiscard(t *testing.T) {
+	w := newWorld(t)
+	own := filepath.Join(w.sticky, "own.jfr")
+	if err := os.WriteFile(own, []byte("last week's recording"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(own, writerUID, writerUID); err != nil {
+		t.Fatal(err)
+	}
+	p, err := w.pr.Prepare(own, rootfs.Follow, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.File() == nil || p.Replaced || p.Note != "" {
+		t.Errorf("own file: made %v, replaced %v, note %q; want it kept without a note", p.File() != nil, p.Replaced, p.Note)
+	}
+	if err := p.Written(); !errors.Is(err, rootfs.ErrNotWritten) {
+		t.Errorf("Written on a kept file nobody wrote: %v; want ErrNotWritten", err)
+	}
+	if p.Discard() {
+		t.Error("Discard removed a file that was there before")
+	}
+	if b, err := os.ReadFile(own); err != nil || string(b) != "last week's recording" {
+		t.Errorf("kept file changed: %q, %v", b, err)
+	}
+	writeAsJVM(t, own, "new")
+	if err := p.Written(); err != nil {
+		t.Errorf("Written after the write into the kept file: %v", err)
+	}
+
+	// Another user's file is still replaced (they could swap it for a link), and so is a file of the
+	// writer's with a second link.
+	for _, kind := range []string{"file", "hardlink"} {
+		name := filepath.Join(w.sticky, "planted-"+kind)
+		w.plant(t, name, kind)
+		q, err := w.pr.Prepare(name, rootfs.Follow, 0o644)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if !q.Replaced {
+			t.Errorf("%s: kept, want replaced", kind)
+		}
+		q.Close()
+	}
+	w.victimIntact(t)
+
+	fresh := filepath.Join(w.sticky, "failed.jfr")
+	q, err := w.pr.Prepare(fresh, rootfs.Follow, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	var st unix.Stat_t
+	if err := unix.Stat(fresh, &st); err != nil || st.Mode&0o777 != 0o600 || st.Uid != writerUID {
+		t.Errorf("made file: %v, mode %o, uid %d; want 0600 of uid %d", err, st.Mode&0o777, st.Uid, writerUID)
+	}
+	if !q.Discard() {
+		t.Error("Discard left the empty file it made")
+	}
+	if _, err := os.Lstat(fresh); err == nil {
+		t.Error("the empty file is still there")
+	}
+	written := filepath.Join(w.sticky, "written.jfr")
+	r, err := w.pr.Prepare(written, rootfs.Follow, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	writeAsJVM(t, written, "data")
+	if r.Discard() {
+		t.Error("Discard removed a file the writer wrote")
+	}
+}

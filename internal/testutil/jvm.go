@@ -50,6 +50,10 @@ type JVMOptions struct {
 
 	Env []string // extra environment, "KEY=value"; wins over inherited values
 
+	// Umask, when set, is the JVM's file mode creation mask in octal ("077"), set by a shell that then
+	// execs the rest of the command; not for a Container.
+	Umask string
+
 	// Ready, when set, replaces the wait for a "ready" line on stdout, for programs that print none (servers
 	// from a distribution): StartJVM calls it every 100 ms until it returns nil, the JVM exits or the start
 	// deadline passes. The JVM's PID is not known yet when it is called; Stdout and Stderr are.

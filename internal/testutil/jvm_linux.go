@@ -40,6 +40,12 @@ func launchJVM(t testing.TB, jdk JDK, opts JVMOptions) (*JVM, string) {
 		MustHaveRoot(t)
 	}
 	tools := map[string]string{"env": MustHaveTool(t, "env")}
+	if opts.Umask != "" {
+		if opts.Container != "" {
+			t.Fatalf("start JVM: Umask is not for a container")
+		}
+		tools["sh"] = MustHaveTool(t, "sh")
+	}
 	if opts.UID != 0 || opts.GID != 0 {
 		tools["setpriv"] = MustHaveTool(t, "setpriv")
 	}
@@ -191,7 +197,7 @@ func (j *JVM) exitErr() error {
 
 // jvmCommand returns the command line that runs java with opts, wrapped as needed:
 //
-//	[unshare ... -- sh -c 'mounts && cd DIR && exec "$@"' sh DIR] [setpriv ...] env --default-signal java ...
+//	[unshare ... -- sh -c 'mounts && cd DIR && exec "$@"' sh DIR] [sh -c 'umask ...'] [setpriv ...] env --default-signal java ...
 //
 // env is the last wrapper so that nothing between it and java can change a disposition. The shell gets the
 // directory and the command as positional parameters, so nothing needs quoting.
@@ -219,6 +225,9 @@ func jvmCommand(tools map[string]string, jdk JDK, dir string, opts JVMOptions) [
 		}
 		script.WriteString(`cd "$1" && shift 2 && exec "$@"`)
 		argv = append(argv, "--", tools["sh"], "-c", script.String(), "sh", dir, jdk.Root)
+	}
+	if opts.Umask != "" {
+		argv = append(argv, tools["sh"], "-c", `umask "$0" && exec "$@"`, opts.Umask)
 	}
 	if opts.UID != 0 || opts.GID != 0 {
 		argv = append(argv, tools["setpriv"])

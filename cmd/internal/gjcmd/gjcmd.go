@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -350,16 +351,19 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 		}
 	}
 	if err != nil {
+		if errors.As(err, &je) {
+			ws.Failed(je.Message) // nothing left behind for a command the JVM refused
+		}
 		res.err = interrupted(err, cl, name, ws)
 		return false
 	}
-	// A JVM that reports a failure as text (status 0) has said what happened; otherwise the files made
-	// for it must now hold what it wrote.
-	if !jcmd.ReportsFailure(cw.kept.String()) {
-		if err := ws.Check(); err != nil {
-			res.err = fmt.Errorf("%s: %w", name, err)
-			return false
-		}
+	// A JVM that reports a failure as text (status 0) has said what happened: the files made for it that
+	// it did not write go. Otherwise they must now hold what it wrote.
+	if jcmd.ReportsFailure(cw.kept.String()) {
+		ws.Failed(cw.kept.String())
+	} else if err := ws.Check(); err != nil {
+		res.err = fmt.Errorf("%s: %w", name, err)
+		return false
 	}
 	if cw.n == 0 {
 		fmt.Fprintln(w, "Command executed successfully")
@@ -502,6 +506,15 @@ func (g *gjcmd) checkCopyNames(ctx context.Context, cl *jcmd.Client, name, line 
 	if name == "JFR.start" {
 		return fmt.Errorf("--copy-to and -o copy a file the command wrote; JFR.start writes its recording only when it stops: give --copy-to to the JFR.dump or JFR.stop that writes it")
 	}
+	if name == "JFR.stop" {
+		words, _ := jcmd.SplitLine(line)
+		named := slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "filename=") })
+		if feature, err := cl.Feature(ctx); err == nil && feature < 21 && !named {
+			// JDK 21's JFR.stop says where the recording went; 17's only when the line names the file, and
+			// the destination JFR.start was given cannot be asked for.
+			return fmt.Errorf("--copy-to and -o copy the file the command wrote, and JDK %d's JFR.stop says which file that is only when it is given one: add filename=<path> to JFR.stop (the recording was not stopped)", feature)
+		}
+	}
 	if g.copyTo == "" {
 		return nil
 	}
@@ -521,6 +534,15 @@ func (g *gjcmd) outputNotDir() error {
 
 // collectFile finds the file a command wrote, reports its host path and copies it out on request.
 func (g *gjcmd) collectFile(ctx context.Context, cl *jcmd.Client, line, out string, res *result) error {
+	if words, _ := jcmd.SplitLine(line); len(words) > 0 && words[0] == "JFR.start" {
+		// Nothing is written yet: the recording goes to its file when it stops.
+		if t := cl.Target(); t.Container() {
+			if f, ok := cl.WrittenFile(ctx, line, out); ok {
+				res.notef("the JVM writes the recording to %s when it stops; from this host: %s", f.Path, f.HostPath)
+			}
+		}
+		return nil
+	}
 	f, ok := cl.WrittenFile(ctx, line, out)
 	if !ok {
 		if g.copyTo != "" || g.output != "" {
@@ -563,7 +585,7 @@ func (g *gjcmd) startDebugging(ctx context.Context, cl *jcmd.Client, w io.Writer
 	}
 	zero := 0
 	res.Status = &zero
-	fmt.Fprintf(w, "Debugging has been started.\nTransport : %s\nAddress : %s\n", d.Transport, d.Address)
+	io.WriteString(w, d.Output) // the JVM's answer, as jcmd prints it
 	for _, a := range d.Listening {
 		res.notef("JDWP is listening on %s", a)
 	}
