@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -295,7 +294,18 @@ type Writes struct {
 	Notes []string
 
 	items []preparedWrite
-	lock  *os.File
+	lock  *MapLock
+}
+
+// MapLock is a held lock of a JVM's perf maps (LockMap).
+type MapLock struct{ release func() }
+
+// Close releases the lock and removes its file; a nil lock (a read-only /tmp) is fine.
+func (l *MapLock) Close() {
+	if l != nil && l.release != nil {
+		l.release()
+		l.release = nil
+	}
 }
 
 type preparedWrite struct {

@@ -314,33 +314,39 @@ const mapLockWait = 60 * time.Second
 
 // LockMap takes the lock that serialises the writers of JVM t's perf map: a flock on
 // /tmp/.perf-<nspid>.map.lock in the JVM's /tmp (created safely, owned by the JVM's user, mode 0600;
-// see rootfs.Lock), waiting up to a minute for another writer. Close the file to release it; the death
-// of the process releases it too.
+// see rootfs.Lock), waiting up to a minute for another writer. Close releases it and removes the lock
+// file (rootfs.Unlock); the death of the process releases it too. A read-only /tmp gives a nil lock
+// and no error.
 //
 // gjmaps holds it while it builds and places a JVM's map, and gjcmd while the JVM runs
 // Compiler.perfmap: the JVM writes its map in place (JDK 17 to 21 always at /tmp/perf-<nspid>.map), so
 // two such writes at once would leave each reader half of the other's map.
-func LockMap(ctx context.Context, t *attach.Target) (*os.File, error) {
+func LockMap(ctx context.Context, t *attach.Target) (*MapLock, error) {
 	dfd, err := openInRoot(t, "/tmp", unix.O_PATH|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(dfd)
 	// The lock file is the JVM's user's: only where that user could have made it (rootfs.MayCreate).
 	if err := rootfs.MayCreate(dfd, HostPath(t, "/tmp"), t.UID, t.GID, t.Status.Groups); err != nil {
+		unix.Close(dfd)
 		return nil, fmt.Errorf("jcmd: JVM %d: no map lock: %w", t.PID, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, mapLockWait)
 	defer cancel()
 	pid, _ := MapPID(t)
-	f, err := rootfs.Lock(ctx, dfd, HostPath(t, "/tmp"), ".perf-"+strconv.Itoa(pid)+".map.lock", t.UID, t.GID)
-	if errors.Is(err, unix.EROFS) {
-		return nil, nil
-	}
+	name := ".perf-" + strconv.Itoa(pid) + ".map.lock"
+	f, err := rootfs.Lock(ctx, dfd, HostPath(t, "/tmp"), name, t.UID, t.GID)
 	if err != nil {
+		unix.Close(dfd)
+		if errors.Is(err, unix.EROFS) {
+			return nil, nil
+		}
 		return nil, fmt.Errorf("jcmd: JVM %d: %w", t.PID, err)
 	}
-	return f, nil
+	return &MapLock{release: func() {
+		rootfs.Unlock(dfd, name, f)
+		unix.Close(dfd)
+	}}, nil
 }
 
 // PerfMapData has the JVM write its perf map (Compiler.perfmap, JDK 17 and later) into a new file made

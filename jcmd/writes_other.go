@@ -5,7 +5,6 @@ package jcmd
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/jvmkit/jvmkit/attach"
 )
@@ -21,7 +20,7 @@ func (c *Client) PrepareOperation(context.Context, string, []string) (*Writes, e
 }
 
 // LockMap takes the lock of a JVM's perf map. Only Linux is supported.
-func LockMap(_ context.Context, t *attach.Target) (*os.File, error) {
+func LockMap(_ context.Context, t *attach.Target) (*MapLock, error) {
 	return nil, fmt.Errorf("jcmd: lock the map of %d: %w", t.PID, attach.ErrNotSupported)
 }
 

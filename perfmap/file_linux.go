@@ -43,6 +43,36 @@ func writeAt(dfd int, dir, name string, entries []Entry, uid, gid int) error {
 	return nil
 }
 
+// placeAt writes the map at l. The name is perf's, in a directory every user can write (/tmp): a
+// symbolic link, FIFO or socket there is not followed but replaced, as any file is (the map is renamed
+// over the name in one step), and said so through note; refusing it would let any user keep a JVM from
+// having a map by planting a link at a name they can guess. A directory there is an error.
+func placeAt(l location, entries []Entry, uid, gid int, note func(string)) error {
+	var st unix.Stat_t
+	err := unix.Fstatat(l.dfd, l.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	was := ""
+	switch {
+	case errors.Is(err, unix.ENOENT):
+	case err != nil:
+		return fmt.Errorf("perfmap: stat %s: %w", l.path(), err)
+	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		return fmt.Errorf("perfmap: %s is a directory owned by uid %d, not a map; remove it", l.path(), st.Uid)
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		was = fmt.Sprintf("%s was %s owned by uid %d", l.path(), rootfs.Kind(st.Mode), st.Uid)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, entries); err != nil {
+		return err
+	}
+	if err := rootfs.WriteFile(l.dfd, l.dir, l.name, buf.Bytes(), uid, gid, 0o644); err != nil {
+		return fmt.Errorf("perfmap: %w", err)
+	}
+	if was != "" && note != nil {
+		note(was + "; replaced it with the map, not followed")
+	}
+	return nil
+}
+
 // location is one place a map goes: a directory handle and the name in it.
 type location struct {
 	dfd  int
@@ -144,6 +174,9 @@ type PlaceOptions struct {
 	// Compiler.perfmap, -XX:+DumpPerfMapAtExit): a root-owned map there would be stale for good. perf run
 	// by root inside the container then needs -f to read it; the host's copy stays UID's.
 	JVMOwnsContainerMap bool
+	// Note, when set, is told what Place changed that a person should know: something other than a
+	// regular file at a map's name (a link or FIFO another user planted), which the map replaced.
+	Note func(string)
 }
 
 // PlaceWith is Place with options.
@@ -167,7 +200,7 @@ func PlaceWith(ctx context.Context, pid int, entries []Entry, o PlaceOptions) ([
 		if i == 0 && len(locs) > 1 && o.JVMOwnsContainerMap {
 			uid, gid = t.UID, t.GID
 		}
-		if err := writeAt(l.dfd, l.dir, l.name, entries, uid, gid); err != nil {
+		if err := placeAt(l, entries, uid, gid, o.Note); err != nil {
 			errs = append(errs, err)
 			continue
 		}

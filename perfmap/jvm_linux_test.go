@@ -207,28 +207,39 @@ func TestPlaceNamespace(t *testing.T) {
 	inside := "/proc/" + strconv.Itoa(j.PID) + "/root/tmp/perf-" + strconv.Itoa(j.NSPID) + ".map"
 	host := "/tmp/perf-" + strconv.Itoa(j.PID) + ".map"
 
-	// A symbolic link planted at the host path is refused, not followed.
+	// A symbolic link another user planted at the host path is replaced by the map, not followed, and
+	// said so: refused, it would let any user keep the JVM from having a map. A directory there is an
+	// error, and the other map is still written.
 	victim := filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(host, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := perfmap.Place(ctx, j.PID, entries)
+	if err == nil || !strings.Contains(err.Error(), "is a directory") || len(paths) != 1 || paths[0] != inside {
+		t.Errorf("Place with a directory at the host name: %q, %v; want the map inside only, and an error", paths, err)
+	}
+	if err := os.Remove(host); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(victim, host); err != nil {
 		t.Fatal(err)
 	}
-	_, err = perfmap.Place(ctx, j.PID, entries)
-	if !errors.Is(err, perfmap.ErrNotRegular) {
-		t.Errorf("Place over a symlink: %v, want ErrNotRegular", err)
+	if err := os.Lchown(host, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	paths, err = perfmap.PlaceWith(ctx, j.PID, entries, perfmap.PlaceOptions{Note: func(n string) { notes = append(notes, n) }})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "keep" {
 		t.Errorf("symlink target changed: %q", b)
 	}
-	if err := os.Remove(host); err != nil {
-		t.Fatal(err)
-	}
-
-	paths, err := perfmap.Place(ctx, j.PID, entries)
-	if err != nil {
-		t.Fatal(err)
+	if len(notes) != 1 || !strings.Contains(notes[0], host+" was a symbolic link owned by uid 65534; replaced") {
+		t.Errorf("notes %q; want one saying the link was replaced", notes)
 	}
 	if len(paths) != 2 || paths[0] != inside || paths[1] != host {
 		t.Fatalf("Place wrote %q, want [%s %s]", paths, inside, host)

@@ -74,6 +74,10 @@ func TestGjmaps(t *testing.T) {
 		if r.Strategy != want || r.Entries == 0 || len(r.Paths) != 1 || r.Paths[0] != "/tmp/perf-"+pid+".map" {
 			t.Errorf("%s: %+v", strategy, r)
 		}
+		// The map lock goes with the run that held it: no lock file per JVM ever mapped piles up in /tmp.
+		if _, err := os.Lstat("/tmp/.perf-" + pid + ".map.lock"); err == nil {
+			t.Errorf("%s: the map lock file is left in /tmp", strategy)
+		}
 	}
 	// A failing pid does not stop the others; the exit status says one failed.
 	code, s, _ := run(t, "-p", "999999999,"+pid, "--json")

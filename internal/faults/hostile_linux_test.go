@@ -128,13 +128,13 @@ func follow(refused int) map[string]expect {
 	return allKinds(map[string]expect{"dir": {refused, "directory owned by uid 65534"}}, replaced)
 }
 
-// place is the outcome for a map that gjmaps writes itself (temporary file renamed over the name): a
-// link, FIFO or directory at the name is refused; a regular file (another user's, or a hard link) is
-// replaced by the rename.
+// place is the outcome for a map that gjmaps writes itself (temporary file renamed over the name):
+// whatever is at the name is replaced by the rename, never followed, and a link or FIFO is named in a
+// note (refused, it would let any user keep a JVM from having a map); a directory is refused.
 var place = map[string]expect{
-	"symlink":  {1, "not written through"},
-	"fifo":     {1, "not written through"},
-	"dir":      {1, "not written through"},
+	"symlink":  {0, "replaced it with the map, not followed"},
+	"fifo":     {0, "replaced it with the map, not followed"},
+	"dir":      {1, "is a directory owned by uid 65534"},
 	"file":     {0, "entries"},
 	"hardlink": {0, "entries"},
 }

@@ -60,6 +60,9 @@ func (p *Prepared) Still() error { return errors.ErrUnsupported }
 // Remove removes nothing here.
 func (p *Prepared) Remove() bool { return false }
 
+// Discard removes the file Prepare made for a write that did not happen. Only Linux is supported.
+func (p *Prepared) Discard() bool { return false }
+
 // Lock takes a lock file's lock. Only Linux is supported.
 func Lock(_ context.Context, _ int, dir, name string, _, _ int) (*os.File, error) {
 	return nil, fmt.Errorf("lock %s/%s: %w", dir, name, errors.ErrUnsupported)

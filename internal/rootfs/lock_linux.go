@@ -19,8 +19,9 @@ import (
 // guards, so that its own user can take the lock too, and nobody else can open the file to hold the lock
 // against us). It is created under a temporary name and renamed into place, never followed; a lock file
 // that is anything else (a symbolic link, a FIFO, another user's file, a file with hard links, a mode
-// that lets others open it) is replaced. Lock files are never removed: two lockers could otherwise lock
-// two files under one name.
+// that lets others open it) is replaced. Only the holder removes the lock file, while it still holds
+// it (Unlock): a locker that waited on the removed file then finds that the name no longer holds it
+// (Lock checks the name after every lock taken) and makes a new one.
 //
 // A replacement races with another locker only when someone has planted something at the name while
 // two lockers start at once; then both may hold a lock for a moment. Lock serialises writers so that
@@ -83,6 +84,15 @@ func Lock(ctx context.Context, dfd int, dir, name string, uid, gid int) (*os.Fil
 }
 
 var errReplaced = errors.New("lock file replaced")
+
+// Unlock releases the lock f that Lock returned for name in dfd and removes the lock file first, while
+// the lock is still held, so that lock files do not pile up (one per JVM ever mapped, in /tmp).
+func Unlock(dfd int, name string, f *os.File) {
+	if sameFile(dfd, name, f) {
+		_ = unix.Unlinkat(dfd, name, 0)
+	}
+	f.Close()
+}
 
 // lockWait waits for the lock on f; every few tries it makes sure f is still the file at the name.
 func lockWait(ctx context.Context, dfd int, name string, f *os.File, wait *time.Duration) error {

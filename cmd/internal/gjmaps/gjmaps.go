@@ -273,7 +273,9 @@ func (g *gjmaps) mapOne(ctx context.Context, pid int) mapResult {
 	r.Note = strings.Join(notes, "; ")
 	if err == nil {
 		r.Entries = len(entries)
-		r.Paths, err = perfmap.PlaceWith(ctx, pid, entries, perfmap.PlaceOptions{UID: g.uid, GID: g.gid, JVMOwnsContainerMap: !g.ownerSet})
+		r.Paths, err = perfmap.PlaceWith(ctx, pid, entries, perfmap.PlaceOptions{UID: g.uid, GID: g.gid, JVMOwnsContainerMap: !g.ownerSet,
+			Note: func(n string) { notes = append(notes, n) }})
+		r.Note = strings.Join(notes, "; ")
 	}
 	switch {
 	case err != nil && ctx.Err() != nil && len(r.Paths) == 0:
