@@ -49,7 +49,7 @@ func EncodeV1(op string, args ...string) ([]byte, error) {
 			return nil, err
 		}
 		if len(a) > V1MaxArg {
-			return nil, fmt.Errorf("%w: argument %d of %s is %d bytes; JVMs before JDK 24 accept at most %d bytes per argument", ErrRequestTooLarge, i+1, op, len(a), V1MaxArg)
+			return nil, fmt.Errorf("%w: argument %d of %s is %d bytes; attach protocol 1 (the only one before JDK 24) allows at most %d bytes per argument", ErrRequestTooLarge, i+1, op, len(a), V1MaxArg)
 		}
 		b.WriteString(a)
 		b.WriteByte(0)

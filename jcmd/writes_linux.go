@@ -515,7 +515,7 @@ func (c *Client) guardJFRRepository(ctx context.Context, name string, props func
 		return "", fmt.Errorf("%w: %s: JVM %d did not take %s as its JFR repository (%s); not running a JFR command that would make one in %s",
 			attach.ErrPermission, name, t.PID, dir, strings.TrimSpace(out), tmp)
 	}
-	return fmt.Sprintf("JFR's repository is in %s, not in %s: other users can write in %s, and JFR takes a link planted at the name it makes there", dir, base, base), nil
+	return fmt.Sprintf("set JFR's repository to %s (JFR.configure repositorypath=) before %s: JFR would have made it in %s, where other users can plant a link at the name it makes", dir, name, base), nil
 }
 
 // jfrRepositoryPath returns the value of the "Repository path:" line of JFR.configure's output.

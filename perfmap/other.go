@@ -31,6 +31,7 @@ func PlaceOwned(_ context.Context, pid int, _ []Entry, _, _ int) ([]string, erro
 type PlaceOptions struct {
 	UID, GID            int
 	JVMOwnsContainerMap bool
+	Note                func(string)
 }
 
 // PlaceWith writes the map of a process where perf looks. Only Linux is supported.

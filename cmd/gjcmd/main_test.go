@@ -793,6 +793,19 @@ func TestJFRFilesAsJcmd(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(dir, filepath.Base(dest))); r.code != 0 || err != nil || st.Size() == 0 {
 			t.Errorf("JFR.stop --copy-to: exit %d, %v\n%s", r.code, err, r.stderr)
 		}
+
+		// -o for a command that writes no file is refused, not ignored; -o at a symbolic link is refused
+		// as a planted one is (exit status 4).
+		if r := gjcmd(t, "-o", filepath.Join(dir, "h.txt"), pid, "GC.class_histogram"); r.code != 1 || !strings.Contains(r.stderr, "writes no file") {
+			t.Errorf("-o with GC.class_histogram: exit %d %s", r.code, r.stderr)
+		}
+		link := filepath.Join(dir, "link.jfr")
+		if err := os.Symlink(filepath.Join(dir, "elsewhere"), link); err != nil {
+			t.Fatal(err)
+		}
+		if r := gjcmd(t, "-o", link, pid, "JFR.dump", "name=r", "filename="+tmp("o.jfr")); r.code != 4 || !strings.Contains(r.stderr, "symbolic link") {
+			t.Errorf("-o at a symbolic link: exit %d %s", r.code, r.stderr)
+		}
 	})
 }
 

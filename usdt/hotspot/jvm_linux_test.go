@@ -91,6 +91,13 @@ func TestAllocAll(t *testing.T) {
 			if code == 0 || !strings.Contains(errOut, "no HotSpot probes") || !strings.Contains(errOut, "--enable-dtrace") {
 				t.Errorf("jvmkit alloc on a JVM without probes: exit status %d\n%s", code, errOut)
 			}
+			// Without the flag too: the missing probes are the answer, not advice to set a flag that would
+			// make nothing fire.
+			off := testutil.StartJVM(t, jdk, testutil.JVMOptions{Main: "Alloc", JVMArgs: []string{"-Xmx128m"}})
+			_, errOut, code = jvmkit(t, "alloc", strconv.Itoa(off.PID), "--duration", "1s")
+			if code == 0 || !strings.Contains(errOut, "no HotSpot probes") || strings.Contains(errOut, "switch-flags") {
+				t.Errorf("jvmkit alloc on a JVM without probes and without the flag: exit status %d\n%s", code, errOut)
+			}
 			testutil.SkipJDK(t, jdk, "this build's libjvm.so has no USDT probes: jvmkit alloc says so (checked)")
 		}
 		if code != 0 {

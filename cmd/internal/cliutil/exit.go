@@ -61,8 +61,8 @@ func ExitCode(err error) int {
 	case errors.Is(err, attach.ErrProcessGone), errors.Is(err, attach.ErrNotJVM),
 		errors.Is(err, attach.ErrNotHotSpot), errors.Is(err, jcmd.ErrNoMatch):
 		return ExitNoJVM
-	case errors.Is(err, attach.ErrPermission):
-		return ExitPermission
+	case errors.Is(err, attach.ErrPermission), errors.Is(err, jcmd.ErrSymlink):
+		return ExitPermission // a symbolic link is never written through: refused as a planted one is
 	case errors.Is(err, attach.ErrNoListener), errors.Is(err, context.DeadlineExceeded):
 		return ExitNoListener
 	case errors.As(err, &je), errors.As(err, &ae):

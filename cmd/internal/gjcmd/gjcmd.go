@@ -333,6 +333,10 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 			res.notef("%s", n)
 		}
 	}
+	if (g.copyTo != "" || g.output != "") && !writesFile(name) && ws == nil && !unknownCommand(ctx, cl, name) {
+		res.err = &checkError{fmt.Errorf("%s writes no file: --copy-to and -o copy the file a command has the JVM write (its output is on stdout)", name)}
+		return false
+	}
 	collect := writesFile(name) || ws != nil // the output names a file to report or copy
 	nsHint := strings.HasPrefix(name, "JFR.") && cl.Target().NSPID != cl.Target().PID
 	cw := &countWriter{w: w, keep: collect || nsHint}
@@ -379,6 +383,12 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 		}
 	}
 	return true
+}
+
+// unknownCommand reports a command the JVM does not have, which it then says itself.
+func unknownCommand(ctx context.Context, cl *jcmd.Client, name string) bool {
+	_, err := cl.Describe(ctx, name)
+	return errors.Is(err, jcmd.ErrUnknownCommand)
 }
 
 // notRun explains an interrupt that came before the command was sent (while its description was asked

@@ -301,6 +301,7 @@ type allocTarget struct {
 	flags   []hotspot.FlagState
 	on      bool // DTraceAllocProbes is on: object__alloc fires for every allocation
 	exit    *procfs.ExitWatcher
+	mods    []usdt.Module // the process's modules, whose libjvm.so has the probe
 }
 
 // close releases the target.
@@ -428,6 +429,14 @@ func (a *jvmkit) openAllocTarget(ctx context.Context, pid int, switchFlags bool,
 		return nil, err
 	}
 	t := &allocTarget{pid: pid, j: j, exit: exit}
+	// A JDK without the probe first (JDK 11 from Debian): no flag would make it fire.
+	if t.mods, err = usdt.Modules(ctx, pid); err == nil {
+		_, err = hotspot.Sites(t.mods, "object__alloc")
+	}
+	if err != nil {
+		t.close()
+		return nil, fmt.Errorf("alloc: process %d: %w", pid, err)
+	}
 	t.version, _ = j.Version()
 	if t.flags, err = hotspot.ReadFlags(j); err != nil {
 		t.close()
@@ -468,11 +477,7 @@ func (a *jvmkit) runAlloc(ctx context.Context, pid int, duration time.Duration, 
 		return err
 	}
 	defer sw.closeInto(&err)
-	mods, err := usdt.Modules(ctx, pid)
-	if err != nil {
-		return err
-	}
-	tr, err := hotspot.TraceAlloc(ctx, pid, mods, hotspot.AllocOptions{Events: events, Weights: true, Sampled: !on})
+	tr, err := hotspot.TraceAlloc(ctx, pid, t.mods, hotspot.AllocOptions{Events: events, Weights: true, Sampled: !on})
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/jvmkit/jvmkit/flame"
 	"github.com/jvmkit/jvmkit/unwind"
-	"github.com/jvmkit/jvmkit/usdt"
 	"github.com/jvmkit/jvmkit/usdt/hotspot"
 )
 
@@ -87,11 +86,7 @@ func (a *jvmkit) runAllocStacks(ctx context.Context, pid int, duration time.Dura
 	if err != nil {
 		return err
 	}
-	mods, err := usdt.Modules(ctx, pid)
-	if err != nil {
-		return err
-	}
-	tr, err := hotspot.TraceAlloc(ctx, pid, mods, hotspot.AllocOptions{Stacks: w, Sample: sample, Weights: true, Sampled: !on})
+	tr, err := hotspot.TraceAlloc(ctx, pid, t.mods, hotspot.AllocOptions{Stacks: w, Sample: sample, Weights: true, Sampled: !on})
 	if err != nil {
 		return err
 	}
