@@ -168,6 +168,13 @@ func TestCommandRecord(t *testing.T) {
 			t.Errorf("a dead pid: a log of nothing left at %s (%v): the next try with -o would fail", log, err)
 		}
 
+		// A process that is not a JVM (this test) is said to be one, not taken for a JDK without probes.
+		self := strconv.Itoa(os.Getpid())
+		code, _, stderr = jvmkit("jitlog", "record", "-o", filepath.Join(dir, "self.log"), "--duration", "1s", self)
+		if code != cliutil.ExitNoJVM || !strings.Contains(stderr, "not a Java process") {
+			t.Errorf("a process that is not a JVM: exit %d, stderr %q: want exit %d, not a Java process", code, stderr, cliutil.ExitNoJVM)
+		}
+
 		// The JVM is recorded and the dead pid reported (exit 0: the log is good).
 		log = filepath.Join(dir, "mixed.log")
 		code, _, stderr = jvmkit("jitlog", "record", "-o", log, "--duration", "1s", dead, pid)

@@ -209,7 +209,8 @@ type jvmRecorder struct {
 	stats   JVMStats
 }
 
-func (r *recorder) start(ctx context.Context, pid int) (*jvmRecorder, error) {
+// attach attaches to JVM pid's load and unload probes.
+func (r *recorder) attach(ctx context.Context, pid int) (*jvmRecorder, error) {
 	mods, err := usdt.Modules(ctx, pid)
 	if err != nil {
 		return nil, err
@@ -226,10 +227,26 @@ func (r *recorder) start(ctx context.Context, pid int) (*jvmRecorder, error) {
 	for i, s := range tr.Sites() {
 		j.load[i] = s.Probe.Name == "compiled__method__load"
 	}
+	return j, nil
+}
+
+func (r *recorder) start(ctx context.Context, pid int) (*jvmRecorder, error) {
 	// The JVM's memory, for the sizes of loaded code and the snapshot. Without it the log still has
-	// every load, with insts_size.
-	if vm, err := vmstructs.Open(ctx, pid); err != nil {
-		r.log.Warn("cannot read the JVM's code cache: loads get the probe's size (without stubs)", "pid", pid, "err", err)
+	// every load, with insts_size; but a process that is not a JVM (or is gone) is said so first, not
+	// taken for a JDK without probes.
+	vm, vmErr := vmstructs.Open(ctx, pid)
+	if errors.Is(vmErr, vmstructs.ErrNotJVM) || errors.Is(vmErr, vmstructs.ErrProcessGone) {
+		return nil, vmErr
+	}
+	j, err := r.attach(ctx, pid)
+	if err != nil {
+		if vm != nil {
+			_ = vm.Close()
+		}
+		return nil, err
+	}
+	if vmErr != nil {
+		r.log.Warn("cannot read the JVM's code cache: loads get the probe's size (without stubs)", "pid", pid, "err", vmErr)
 	} else {
 		j.vm = vm
 		if j.cc, err = vm.CodeCache(); err != nil {
