@@ -40,7 +40,9 @@
 // is an error (*ParseError, with its line number) unless Lenient, where the script warns and goes on;
 // and a period spelled as zero other than "0" counts 1, where the script counts 0. A sample that the
 // input ends in (no blank line after it) is left out, as by the script, and reported in
-// FoldStats.Truncated. "\r\n" line ends are accepted.
+// FoldStats.Truncated; so is the sample of a last line that has no newline and does not parse (input
+// cut mid-line by a killed perf script or a full disk), which is not an error. "\r\n" line ends are
+// accepted.
 //
 // ParseFolded reads folded text back (any stackcollapse script's), WriteFolded writes it, and Sniff tells
 // the two inputs apart.

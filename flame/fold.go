@@ -42,8 +42,9 @@ type FoldStats struct {
 	Filtered int            // samples of other events, left out
 	Events   map[string]int // samples per event name, of all events
 	Skipped  int            // lines skipped (Lenient)
-	// Truncated says that the input ended inside a sample (no blank line after its frames), which was
-	// left out: its frames may be cut short.
+	// Truncated says that the input ended inside a sample (no blank line after its frames), or in a
+	// line cut short (the last line, without its newline, is neither a header nor a frame); that
+	// sample was left out: its frames may be cut short.
 	Truncated bool
 }
 
@@ -56,7 +57,8 @@ const (
 
 // Fold reads perf script text and folds its stacks. See the package documentation for the input and
 // the naming rules. A line that is neither a sample header, a frame, a blank line nor a "#" comment is
-// a *ParseError (unless opts.Lenient); Fold never panics.
+// a *ParseError (unless opts.Lenient), except for a last line without its newline, which is taken for
+// the end of input cut short (FoldStats.Truncated); Fold never panics.
 func Fold(r io.Reader, opts FoldOptions) (*Folded, FoldStats, error) {
 	f := folder{opts: opts, event: opts.Event, sums: make(map[string]int64)}
 	f.stats.Events = make(map[string]int)
@@ -67,6 +69,13 @@ func Fold(r io.Reader, opts FoldOptions) (*Folded, FoldStats, error) {
 			break
 		}
 		if err := f.line(line); err != nil {
+			if lr.unended {
+				// The input was cut in the middle of its last line: what it belongs to, the sample
+				// being read or the one it would have started, is left out, as a sample cut at a line
+				// boundary is.
+				f.stats.Truncated = true
+				break
+			}
 			if !opts.Lenient {
 				return nil, f.stats, parseError(lr.n, line, err.Error())
 			}

@@ -166,6 +166,92 @@ func TestFoldErrors(t *testing.T) {
 	}
 }
 
+// TestFoldCutMidLine cuts real perf script output (a killed perf script, a full disk) at every offset
+// of its first samples and at random offsets of the whole, most of them inside a line: Fold must fold
+// the samples complete before the cut, as if the input ended at the blank line after the last of them,
+// and report the rest as Truncated, in the strict and the lenient mode. stackcollapse-perf.pl does the
+// same (it prints complete stacks only, with a warning).
+func TestFoldCutMidLine(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, name := range []string{"jvm-fields.txt", "jvm-default.txt", "jvm-unfold.txt"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "fold", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := 2 << 10
+		head += bytes.Index(data[head:], []byte("\n\n")) + 2
+		var cuts []int
+		for k := 0; k <= head; k++ {
+			cuts = append(cuts, k)
+		}
+		for range 50 {
+			cuts = append(cuts, head+r.IntN(len(data)-head))
+		}
+		want := make(map[int]*flame.Folded) // by the end of the complete samples
+		for _, k := range cuts {
+			in := data[:k]
+			complete := 0 // after the blank line of the last complete sample
+			if i := bytes.LastIndex(in, []byte("\n\n")); i >= 0 {
+				complete = i + 2
+			}
+			if want[complete] == nil {
+				f, _, err := flame.Fold(bytes.NewReader(data[:complete]), flame.FoldOptions{Kernel: true, JIT: true})
+				if err != nil {
+					t.Fatalf("%s up to %d: %v", name, complete, err)
+				}
+				want[complete] = f
+			}
+			for _, lenient := range []bool{false, true} {
+				opts := flame.FoldOptions{Kernel: true, JIT: true, Lenient: lenient}
+				got, st, err := flame.Fold(bytes.NewReader(in), opts)
+				if err != nil {
+					t.Fatalf("%s cut at %d (lenient %v): %v", name, k, lenient, err)
+				}
+				if diff := cmp.Diff(want[complete].Stacks, got.Stacks); diff != "" {
+					t.Fatalf("%s cut at %d (lenient %v): stacks differ from those of the %d bytes before (-want +got):\n%s", name, k, lenient, complete, diff)
+				}
+				if st.Truncated != (complete < k) || st.Skipped != 0 {
+					t.Fatalf("%s cut at %d (lenient %v): %+v; want Truncated %v", name, k, lenient, st, complete < k)
+				}
+			}
+		}
+	}
+}
+
+// TestFoldCutIsLastLineOnly: only the last line, without its newline, may be cut; a bad line anywhere
+// else, or a bad last line that has its newline, is still an error.
+func TestFoldCutIsLastLineOnly(t *testing.T) {
+	const sample = "java 1/2 3.0: 5 cpu-clock:\n\t7f00 f (/tmp/perf-1.map)\n\n"
+	for _, c := range []struct {
+		name, input string
+		line        int // of the *ParseError; 0: no error, Truncated
+		stacks      int
+	}{
+		{"cut frame", sample + "java 1/2 3.1: 5 cpu-clock:\n\t7f00 g (/tmp/per", 0, 1},
+		{"cut header", sample + "java 1", 0, 1},
+		{"cut ip", sample + "java 1/2 3.1: 5 cpu-clock:\n\t7f", 0, 1},
+		{"cut crlf", strings.ReplaceAll(sample, "\n", "\r\n") + "java 1/2 3.1: 5 cpu-clock:\r\n\t7f00 g (/tm", 0, 1},
+		{"cut blanks", sample + "java 1/2 3.1: 5 cpu-clock:\n\t  ", 0, 1},
+		{"bad line ended", sample + "java 1/2 3.1: 5 cpu-clock:\n\t7f00 g (/tmp/per\n", 5, 0},
+		{"bad line in the middle", sample + "garbage\n" + sample + "java 1", 4, 0},
+		{"bad line before the cut", sample + "java 1/2 3.1: 5 cpu-clock:\n\t7f00 g (/tmp/per\n\t7f", 5, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, st, err := flame.Fold(strings.NewReader(c.input), flame.FoldOptions{})
+			if c.line > 0 {
+				var pe *flame.ParseError
+				if !errors.As(err, &pe) || pe.Line != c.line {
+					t.Fatalf("Fold: %v; want a *ParseError on line %d", err, c.line)
+				}
+				return
+			}
+			if err != nil || !st.Truncated || st.Samples != c.stacks || len(f.Stacks) != c.stacks {
+				t.Fatalf("Fold: %v, %+v, %+v; want %d samples and Truncated", err, st, f, c.stacks)
+			}
+		})
+	}
+}
+
 // TestFoldHeaders checks the header forms perf script prints and stackcollapse-perf.pl's comments list.
 func TestFoldHeaders(t *testing.T) {
 	for _, c := range []struct{ header, want string }{

@@ -66,12 +66,22 @@ func parseError(n int, line []byte, msg string) *ParseError {
 type lineReader struct {
 	sc *bufio.Scanner
 	n  int
+	// unended says that the line last yielded is the last of the input and has no "\n": the input may
+	// have been cut in the middle of it (a killed perf script, a full disk).
+	unended bool
 }
 
 func newLineReader(r io.Reader) *lineReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	return &lineReader{sc: sc}
+	lr := &lineReader{sc: bufio.NewScanner(r)}
+	lr.sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	lr.sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		if atEOF && tok != nil && adv == len(data) && data[adv-1] != '\n' {
+			lr.unended = true
+		}
+		return adv, tok, err
+	})
+	return lr
 }
 
 func (lr *lineReader) next() ([]byte, bool) {

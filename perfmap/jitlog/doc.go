@@ -42,10 +42,13 @@
 // code that it overlaps (HotSpot reused the memory); a LOAD repeating live code (same start, size and
 // name) is a duplicate; a SNAPSHOT entry is valid from the beginning, unless code overlapping it ended
 // before the snapshot (then from that end), and is a duplicate of a LOAD at the same start; an UNLOAD
-// ends the oldest live code of the process with its name. At any time the live code of a process does
-// not overlap, which the index relies on: a segment tree over addresses whose nodes list spans sorted
-// by time, O(log² n) per lookup. A lookup with no code valid at the time asked falls back to the code at
-// that address nearest in time, marked not Exact.
+// ends the oldest live code of the process with its name, or the code at its address when it has one.
+// An UNLOAD with an address whose LOAD the log lost (damage) still names the code until its time: a
+// span of Kind Unload, valid back to the end of the code there before it, marked Uncertain. At any
+// time the live code of a process does not overlap, which the index relies on: a segment tree over
+// addresses whose nodes list spans sorted by time, O(log² n) per lookup. A lookup with no code valid at
+// the time asked falls back to the code at that address nearest in time, marked not Exact. Symbolize
+// marks names that may be wrong (fallbacks, Uncertain spans) with MarkUncertain, "[?] ".
 //
 // # File format, version 1
 //

@@ -19,11 +19,18 @@ const Forever = math.MaxUint64
 type Span struct {
 	PID int `json:"pid"`
 	perfmap.Entry
-	From   uint64 `json:"from"`
-	To     uint64 `json:"to"`
-	Kind   Kind   `json:"kind"` // Load or Snapshot: the record the span comes from
+	From uint64 `json:"from"`
+	To   uint64 `json:"to"`
+	// Kind is the record the span comes from: Load, Snapshot, or Unload for code whose LOAD the log
+	// lost (damage) but whose UNLOAD, with its address, it has: valid until the unload, from as far
+	// back as nothing contradicts (as a snapshot's).
+	Kind   Kind   `json:"kind"`
 	Source string `json:"source,omitempty"`
 	Time   uint64 `json:"time"` // the time of that record
+	// Uncertain says that the log lost records of this code: an UNLOAD without its LOAD. Its From
+	// (Kind Unload) or To (code that such an UNLOAD shows gone before it) is a guess, and a name it
+	// gives may be wrong.
+	Uncertain bool `json:"uncertain,omitempty"`
 }
 
 // End is the first address after the span's code.
@@ -34,7 +41,8 @@ func (s *Span) ValidAt(t uint64) bool { return s.From <= t && t < s.To }
 
 // Match is the answer to a lookup: the span for the address, and whether it was valid at the time asked
 // (Exact) or is, among the spans of that address, the one nearest in time (a fallback: the code was
-// unloaded before, or loaded only after, the time asked, or the log missed a load).
+// unloaded before, or loaded only after, the time asked, or the log missed a load). An Exact match of
+// an Uncertain span may be wrong too: the log lost records of its code.
 type Match struct {
 	Span
 	Exact bool
@@ -51,7 +59,11 @@ type Stats struct {
 	Unloaded   int `json:"unloaded"`   // spans ended by an UNLOAD
 	// UnmatchedUnloads are UNLOADs of a name with no live code in the process.
 	UnmatchedUnloads int `json:"unmatched_unloads"`
-	Empty            int `json:"empty"` // LOAD and SNAPSHOT records of no code (size 0), ignored
+	// LostLoads are UNLOADs with an address whose code the log has not live there: its LOAD was lost
+	// (damage). The code becomes an Uncertain span of Kind Unload; or, where other code is live over
+	// its range, that code is ended at the unload, Uncertain.
+	LostLoads int `json:"lost_loads"`
+	Empty     int `json:"empty"` // LOAD and SNAPSHOT records of no code (size 0), ignored
 }
 
 // Resolver answers which code had which name at which time. It is built once from the records of one
@@ -104,6 +116,11 @@ const topStride = 32
 //   - UNLOAD: ends the oldest live span of the process with that name. The probe carries no address;
 //     the oldest is the one HotSpot frees first, as a method's tier-3 (C1) code is freed after its
 //     tier-4 (C2) code replaced it. An UNLOAD with a Start ends the span at that address instead.
+//   - An UNLOAD with a Start and Size whose code is not live there (its LOAD lost in damage): the code
+//     was live until the unload, since a time unknown. It becomes an Uncertain span of Kind Unload,
+//     valid from as far back as nothing contradicts (as a SNAPSHOT), so that samples before the unload
+//     get its name, marked uncertain, and not that of code loaded there later. Code live over its
+//     range at the unload contradicts it: that code is ended at the unload instead, Uncertain.
 //
 // Names with line breaks get spaces, as in perf maps.
 func NewResolver(recs []Record) *Resolver {
@@ -187,9 +204,26 @@ func (r *Resolver) sweep(recs []Record, order []int32) *procIndex {
 				if i := live.get(rec.Start); i >= 0 && (name == "" || p.spans[i].Name == name) {
 					closeSpan(i, rec.Time)
 					r.stats.Unloaded++
-				} else {
-					r.stats.UnmatchedUnloads++
+					continue
 				}
+				e := end(rec.Start, rec.Size)
+				if e == rec.Start {
+					r.stats.UnmatchedUnloads++
+					continue
+				}
+				r.stats.LostLoads++
+				if live.overlaps(rec.Start, e) {
+					// The lost LOAD replaced this code at a time unknown: it ended by the unload.
+					live.removeOverlapping(rec.Start, e, func(old int32) {
+						p.spans[old].To, p.spans[old].Uncertain = rec.Time, true
+					})
+					continue
+				}
+				// Valid from the unload back: backdate extends it as far as nothing contradicts.
+				p.spans = append(p.spans, Span{
+					PID: rec.PID, Entry: perfmap.Entry{Start: rec.Start, Size: rec.Size, Name: name},
+					From: rec.Time, To: rec.Time, Kind: Unload, Source: rec.Source, Time: rec.Time, Uncertain: true,
+				})
 				continue
 			}
 			q := byName[name]
@@ -217,10 +251,10 @@ func (r *Resolver) sweep(recs []Record, order []int32) *procIndex {
 	return p
 }
 
-// backdate moves the From of snapshot spans back as far as nothing contradicts them: to the end of the
-// latest span that overlapped them, or to 0. It sweeps backwards in time over span ends, carrying the
-// snapshot spans being extended in a live set (they do not overlap: two that did would be ended by one
-// another first).
+// backdate moves the From of snapshot spans and of spans of lost loads (Kind Unload) back as far as
+// nothing contradicts them: to the end of the latest span that overlapped them, or to 0. It sweeps
+// backwards in time over span ends, carrying the spans being extended in a live set (they do not
+// overlap: two that did would be ended by one another first).
 func (p *procIndex) backdate() {
 	type event struct {
 		t     uint64
@@ -230,10 +264,11 @@ func (p *procIndex) backdate() {
 	var evs []event
 	for i := range p.spans {
 		s := &p.spans[i]
-		if s.Kind == Snapshot {
+		if s.Kind == Snapshot || s.Kind == Unload {
 			evs = append(evs, event{s.From, true, int32(i)})
 		}
-		if s.To != Forever {
+		// A lost load's span begins (backwards) at its end, which stops what overlaps it then.
+		if s.To != Forever && s.Kind != Unload {
 			evs = append(evs, event{s.To, false, int32(i)})
 		}
 	}

@@ -1,6 +1,7 @@
 package jitlog_test
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -345,4 +346,106 @@ func BenchmarkNewResolver(b *testing.B) {
 		jitlog.NewResolver(recs)
 	}
 	b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// lostLoadLog writes, with the package's Writer, a log in which method A is loaded at 0x1000 at 5 s,
+// unloaded at 10 s (with its address and size, as the recorder logs unloads) and B is loaded at the same
+// address at 12 s; then damages A's LOAD, as a recorder killed mid-write or a bad disk does. It returns
+// what ReadAll reads back.
+func lostLoadLog(t *testing.T) []jitlog.Record {
+	t.Helper()
+	a := load(sec(5), 0x1000, 0x100, "int A.a()")
+	gone := unload(sec(10), "int A.a()")
+	gone.Start, gone.Size = 0x1000, 0x100
+	var buf bytes.Buffer
+	w, err := jitlog.NewWriter(&buf, jitlog.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(snap(sec(1), 0x9000, 0x100, "Interpreter"), a, gone, load(sec(12), 0x1000, 0x80, "int B.b()")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The header (16 bytes), the snapshot record (40+11+len(source) bytes), then A's LOAD: hit a byte
+	// of its name.
+	b := buf.Bytes()
+	at := 16 + 40 + len("Interpreter") + len(jitlog.SourceVMStructs) + 36 + len("int ")
+	if b[at] != 'A' {
+		t.Fatalf("byte %d is %q, not A's name", at, b[at])
+	}
+	b[at] = 'X'
+	recs, damage, err := jitlog.ReadAll(bytes.NewReader(b))
+	if err != nil || len(damage) != 1 || len(recs) != 3 {
+		t.Fatalf("read %d records, damage %v, %v; want 3 records around one damage", len(recs), damage, err)
+	}
+	return recs
+}
+
+// TestLostLoad: an UNLOAD with an address whose LOAD the log lost names the samples before it, marked
+// uncertain, and not code loaded at that address after it.
+func TestLostLoad(t *testing.T) {
+	r := jitlog.NewResolver(lostLoadLog(t))
+	checkLookups(t, r, []lookupCase{
+		{addr: 0x1010, t: sec(9), name: "int A.a()", exact: true, from: 0, end: sec(10)},
+		{addr: 0x10f0, t: sec(9.999), name: "int A.a()", exact: true}, // past B's end: A's only
+		{addr: 0x1010, t: sec(13), name: "int B.b()", exact: true, from: sec(12), end: jitlog.Forever},
+		// Between the unload and the next load nothing was live: the nearest in time, not Exact.
+		{addr: 0x1010, t: sec(11), name: "int A.a()", exact: false},
+		{addr: 0x1010, t: sec(11.5), name: "int B.b()", exact: false},
+	})
+	for _, c := range []struct {
+		t         uint64
+		uncertain bool
+	}{{sec(9), true}, {sec(11), true}, {sec(13), false}} {
+		if m, _ := r.Lookup(pid, 0x1010, c.t); m.Uncertain != c.uncertain {
+			t.Errorf("Lookup at %d: %q Uncertain %v, want %v", c.t, m.Name, m.Uncertain, c.uncertain)
+		}
+	}
+	if st := r.Stats(); st.LostLoads != 1 || st.UnmatchedUnloads != 0 || st.Spans != 3 {
+		t.Errorf("stats %+v: want 1 lost load, 3 spans", st)
+	}
+	spans := r.Spans(pid)
+	if s := spans[1]; s.Kind != jitlog.Unload || !s.Uncertain || s.Name != "int A.a()" {
+		t.Errorf("span of the lost load: %+v", s)
+	}
+}
+
+// TestLostLoadBounds: the span of a lost load reaches back to the end of the code there before it, no
+// further; code still live over its range at the unload (the lost LOAD replaced it) ends then,
+// uncertain; an UNLOAD without an address or size stays unmatched.
+func TestLostLoadBounds(t *testing.T) {
+	gone := func(t uint64, start, size uint64, name string) jitlog.Record {
+		u := unload(t, name)
+		u.Start, u.Size = start, size
+		return u
+	}
+	r := jitlog.NewResolver([]jitlog.Record{
+		load(sec(1), 0x1000, 0x100, "P"),
+		gone(sec(3), 0x1000, 0x100, "P"),
+		gone(sec(10), 0x1000, 0x100, "A"), // loaded after 3 s, LOAD lost
+		snap(sec(20), 0x1080, 0x100, "S"), // overlaps A: valid back to A's end only
+		load(sec(2), 0x5000, 0x100, "X"),  // live when the UNLOAD of Y at its address comes
+		gone(sec(8), 0x5000, 0x100, "Y"),
+		gone(sec(8), 0x7000, 0, "Z"),
+		unload(sec(8), "W"),
+	})
+	checkLookups(t, r, []lookupCase{
+		{addr: 0x1010, t: sec(2), name: "P", exact: true, from: sec(1), end: sec(3)},
+		{addr: 0x1010, t: sec(3), name: "A", exact: true, from: sec(3), end: sec(10)},
+		{addr: 0x1090, t: sec(15), name: "S", exact: true, from: sec(10), end: jitlog.Forever},
+		{addr: 0x1090, t: sec(9), name: "A", exact: true},
+		{addr: 0x5010, t: sec(5), name: "X", exact: true, from: sec(2), end: sec(8)},
+		{addr: 0x5010, t: sec(9), name: "X", exact: false},
+	})
+	if m, _ := r.Lookup(pid, 0x5010, sec(5)); !m.Uncertain {
+		t.Errorf("code ended by a lost load's UNLOAD: %+v, want Uncertain", m)
+	}
+	if m, _ := r.Lookup(pid, 0x1010, sec(2)); m.Uncertain {
+		t.Errorf("code before a lost load: %+v, want certain", m)
+	}
+	if st := r.Stats(); st.LostLoads != 2 || st.UnmatchedUnloads != 2 {
+		t.Errorf("stats %+v: want 2 lost loads, 2 unmatched unloads", st)
+	}
 }

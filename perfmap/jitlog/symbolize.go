@@ -27,14 +27,29 @@ type SymbolizeStats struct {
 	Untimed int `json:"untimed"`
 	// JITFrames are frames that may be JIT code: their dso is a perf map, [unknown] or anonymous memory.
 	JITFrames int `json:"jit_frames"`
-	Renamed   int `json:"renamed"`  // given the name valid at the sample's time
-	Fallback  int `json:"fallback"` // unnamed frames given the name nearest in time (Match.Exact false)
-	// Kept are named frames for which the log has only a name of another time: perf's name is kept.
+	Renamed   int `json:"renamed"` // given the name valid at the sample's time
+	// Uncertain frames are given the name valid at the sample's time of code whose records the log
+	// partly lost (Span.Uncertain), marked MarkUncertain.
+	Uncertain int `json:"uncertain"`
+	// Fallback are unnamed frames given the name nearest in time (Match.Exact false), marked
+	// MarkUncertain.
+	Fallback int `json:"fallback"`
+	// Kept are named frames for which the log has only a name of another time: perf's name is kept,
+	// marked MarkUncertain.
 	Kept       int `json:"kept"`
 	Unresolved int `json:"unresolved"` // no code of the log at the address
 	NoPID      int `json:"no_pid"`     // the frame's process could not be told
 	Other      int `json:"other"`      // frames of other processes than SymbolizeOptions.PID
+	// Truncated says that the input ends in a line cut short: a last line without its newline that is
+	// neither a complete sample header nor a frame (a killed perf script, a full disk). It is copied
+	// unchanged, not counted as a sample; jvmkit fold leaves its sample out.
+	Truncated bool `json:"truncated"`
 }
+
+// MarkUncertain starts the name of a frame whose name may be wrong: the log has no code live at the
+// frame's address at the sample's time (the name is that of the nearest code in time, or perf's), or
+// it lost records of the code it names. A prefix, as folding cuts a Java name at its "(".
+const MarkUncertain = "[?] "
 
 // maxLine bounds the lines Symbolize parses; longer ones pass through unchanged.
 const maxLine = 1 << 20
@@ -51,10 +66,13 @@ const maxLine = 1 << 20
 // [JIT] tid ...), its address is in code of the log and either a name was valid at the sample's time,
 // or the frame has no name ([unknown] or an address) and the log has a name for its address at another
 // time (the nearest). The line keeps its layout: "<ip> <name>+0x<offset> (<dso>)", the offset from the
-// start of the code when perf printed offsets. Every other line is copied byte for byte, so Symbolize
-// drops into any perf script pipeline (before jvmkit fold). Samples without a time are named as of the
-// end of the log (SymbolizeStats.Untimed). Call-graph frames (one per line) and single-line samples
-// (perf record without -g) are both handled.
+// start of the code when perf printed offsets. A name that may be wrong starts with MarkUncertain: the
+// nearest in time, perf's own name where the log has only names of other times, and names of code
+// whose records the log lost (Span.Uncertain). Every other line is copied byte for byte, so Symbolize
+// drops into any perf script pipeline (before jvmkit fold); so is a last line cut short
+// (SymbolizeStats.Truncated). Samples without a time are named as of the end of the log
+// (SymbolizeStats.Untimed). Call-graph frames (one per line) and single-line samples (perf record
+// without -g) are both handled.
 func Symbolize(dst io.Writer, src io.Reader, r *Resolver, opts SymbolizeOptions) (SymbolizeStats, error) {
 	s := &symbolizer{r: r, opts: opts, w: bufio.NewWriterSize(dst, 64<<10)}
 	if pids := r.PIDs(); len(pids) == 1 {
@@ -86,6 +104,13 @@ func Symbolize(dst io.Writer, src io.Reader, r *Resolver, opts SymbolizeOptions)
 				}
 			default:
 				s.st.Lines++
+				if errors.Is(err, io.EOF) && line[len(line)-1] != '\n' && cutShort(line) {
+					s.st.Truncated = true
+					if _, werr := s.w.Write(line); werr != nil {
+						return s.st, werr
+					}
+					break
+				}
 				if werr := s.line(line); werr != nil {
 					return s.st, werr
 				}
@@ -144,6 +169,18 @@ func (s *symbolizer) line(line []byte) error {
 	}
 	_, err := s.w.Write(line)
 	return err
+}
+
+// cutShort tells whether the last line of the input, which has no newline, is cut short: it is neither
+// a comment, a frame ("... (dso)") nor a header that ends in its event or time ("cpu-clock:"), the
+// whole of a header that perf script prints with -g. A header without time or event, cut or not,
+// counts as cut: it has no frames to rename.
+func cutShort(line []byte) bool {
+	if line[0] == '#' {
+		return false
+	}
+	t := bytes.TrimRight(line, " \t\r")
+	return len(t) == 0 || t[len(t)-1] != ':' && t[len(t)-1] != ')'
 }
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' }
@@ -430,22 +467,39 @@ func (s *symbolizer) frame(line, body []byte, at int) error {
 	}
 	sp, exact, ok := s.r.lookupRef(pid, ip, s.t)
 	unnamed := isUnnamed(base)
+	mark := true
 	switch {
 	case !ok:
 		s.st.Unresolved++
-	case exact:
+	case exact && !sp.Uncertain:
 		s.st.Renamed++
+		mark = false
+	case exact:
+		s.st.Uncertain++
 	case unnamed:
 		s.st.Fallback++
 	default:
+		// perf's name (from a perf map written at the end) is no better than the log's: marked.
 		s.st.Kept++
-		ok = false
+		if bytes.HasPrefix(sym, []byte(MarkUncertain)) {
+			_, err := s.w.Write(line) // marked by an earlier run
+			return err
+		}
+		out := append(s.out[:0], body[:symStart]...)
+		out = append(out, MarkUncertain...)
+		out = append(out, line[symStart:]...)
+		s.out = out
+		_, err := s.w.Write(out)
+		return err
 	}
 	if !ok {
 		_, err := s.w.Write(line)
 		return err
 	}
 	out := append(s.out[:0], body[:symStart]...)
+	if mark {
+		out = append(out, MarkUncertain...)
+	}
 	out = append(out, sp.Name...)
 	if hasOff || unnamed && s.offsets {
 		out = append(out, "+0x"...)

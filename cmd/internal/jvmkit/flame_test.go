@@ -132,6 +132,35 @@ func TestFlameCommand(t *testing.T) {
 	}
 }
 
+// TestFoldCommandCutInput: perf script output cut in the middle of a line (a killed perf script, a full
+// disk: head -c 100000) folds its complete samples, with the warning of a sample cut at a line end.
+func TestFoldCommandCutInput(t *testing.T) {
+	data := readFile(t, filepath.Join(flameTestdata, "jvm-fields.txt"))
+	cut := data[:100000]
+	if cut[len(cut)-1] == '\n' {
+		t.Fatal("the cut falls on a line end; choose another")
+	}
+	dir := t.TempDir()
+	trunc, complete := filepath.Join(dir, "trunc.txt"), filepath.Join(dir, "complete.txt")
+	if err := os.WriteFile(trunc, cut, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(complete, cut[:bytes.LastIndex(cut, []byte("\n\n"))+2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ := runJvmkit(t, nil, "fold", complete)
+	for _, args := range [][]string{
+		{"fold", trunc},
+		{"fold", "--lenient", trunc},
+		{"flame", "--kernel=false", "--jit=false", "--format", "folded", trunc},
+	} {
+		code, out, stderr := runJvmkit(t, nil, args...)
+		if code != 0 || out != want || !strings.Contains(stderr, "the input ends inside a sample; left it out") {
+			t.Errorf("%q: exit %d, stderr %q; output equal to the complete samples' %v", args, code, stderr, out == want)
+		}
+	}
+}
+
 func TestFlameCommandErrors(t *testing.T) {
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.txt")

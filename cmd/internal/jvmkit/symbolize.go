@@ -55,7 +55,9 @@ line is copied unchanged, so it goes before jvmkit fold in any pipeline:
 renamed when its dso is a perf map (/tmp/perf-<pid>.map), [unknown] or anonymous memory and its address
 is code of the log: with the name valid at the sample's time or, for a frame without a name, the
 nearest in time. The frame keeps its layout, "<ip> <name>+0x<offset> (<dso>)", the offset from the
-start of the code. Without times in the input (perf script -F without time), frames are named as of
+start of the code. A name that may be wrong starts with "[?] ": the nearest in time, perf's own name
+where the log has only names of other times, and names of code whose load the log lost in damage.
+Input cut in the middle of its last line is copied unchanged, with a warning. Without times in the input (perf script -F without time), frames are named as of
 the end of the log, with a warning. Without pids in the input (perf script's default format prints
 thread ids), give --pid, unless the log has one process; otherwise the process is taken from the
 frame's perf map name (/tmp/perf-<pid>.map) or, for the main thread, its thread id.
@@ -91,7 +93,14 @@ with a warning.`,
 				fmt.Fprintf(a.stderr, "jvmkit: warning: %s: %d JIT frames of samples without a pid left as they were: give --pid or perf script -F pid,tid,...\n",
 					name, st.NoPID)
 			}
-			if st.JITFrames > 0 && st.Renamed+st.Fallback == 0 {
+			if st.Uncertain > 0 {
+				fmt.Fprintf(a.stderr, "jvmkit: warning: %s: %d JIT frames named after code whose load the log lost; marked \"[?] \": they may be wrong\n",
+					name, st.Uncertain)
+			}
+			if st.Truncated {
+				fmt.Fprintf(a.stderr, "jvmkit: warning: %s: the input ends in a line cut short; copied it unchanged (jvmkit fold leaves its sample out)\n", name)
+			}
+			if st.JITFrames > 0 && st.Renamed+st.Uncertain+st.Fallback == 0 {
 				fmt.Fprintf(a.stderr, "jvmkit: warning: %s: none of %d JIT frames is code of the log (another process or boot, or not recorded with -k mono?)\n",
 					name, st.JITFrames)
 			}
