@@ -595,7 +595,10 @@ func (g *gjcmd) startDebugging(ctx context.Context, cl *jcmd.Client, w io.Writer
 	}
 	zero := 0
 	res.Status = &zero
-	io.WriteString(w, d.Output) // the JVM's answer, as jcmd prints it
+	if _, err := io.WriteString(w, d.Output); err != nil { // the JVM's answer, as jcmd prints it
+		res.err = err
+		return false
+	}
 	for _, a := range d.Listening {
 		res.notef("JDWP is listening on %s", a)
 	}
