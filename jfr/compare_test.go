@@ -20,9 +20,9 @@ import (
 	"github.com/jvmkit/jvmkit/internal/testutil"
 )
 
-// Comparing our JSON lines with the JDK's `jfr print --json`: values, not text (the JDK indents,
-// escapes "/" and non-ASCII, and writes 1.0E-7 where we write 1e-07). Numbers compare as exact
-// decimals; keys in order.
+// Comparing our JSON lines with the JDK's `jfr print --json`: values, not text (the JDK indents and
+// escapes "/" and non-ASCII). Numbers compare as exact decimals, and floats also as text, which is
+// Java's (1.0E-7, 20.0); keys in order.
 
 // jdkCompat tells what an older JDK's tool prints differently (see doc.go): unsigned numbers with
 // their sign, and a Long.MAX_VALUE timespan in milliseconds; JDK 11's places some instants up to a
@@ -30,6 +30,9 @@ import (
 type jdkCompat struct {
 	signedUnsigned bool
 	instantSkew    time.Duration // instants this far apart are equal
+	// floatValues compares floats by value only: before JDK 19, Double.toString did not always
+	// write the shortest digits. Otherwise a float's text must be the JDK's ("20.0", "1.0E-7").
+	floatValues bool
 }
 
 // diffJSON returns the first difference between want (the JDK's) and got, or "".
@@ -74,6 +77,9 @@ func diffJSON(path string, want, got any, compat jdkCompat) string {
 			return fmt.Sprintf("%s: numbers %s and %s", path, w, g)
 		}
 		if a.Cmp(b) == 0 {
+			if !compat.floatValues && strings.ContainsAny(string(w), ".eE") && string(w) != string(g) {
+				return fmt.Sprintf("%s: want %s, got %s (the same value, not as Java writes it)", path, w, g)
+			}
 			return ""
 		}
 		if compat.signedUnsigned && a.Sign() < 0 && a.IsInt() && b.IsInt() {
@@ -180,7 +186,7 @@ func compareEvents(t testing.TB, want, got []any, compat jdkCompat) map[string]i
 // `jfr print --json --stack-depth 100000` prints them. Live tests make fresh recordings of every kind
 // on every JDK; these run without a JDK.
 func TestGolden(t *testing.T) {
-	for _, name := range []string{"small17", "demo17"} {
+	for _, name := range []string{"small17", "demo17", "cpu25"} {
 		data := testutil.ReadGzip(t, filepath.Join("testdata", name+".jfr.gz"))
 		r, err := Parse(data)
 		if err != nil {
@@ -213,7 +219,23 @@ func TestGolden(t *testing.T) {
 			if types["jdk.ExecutionSample"] == 0 || types["jdk.ObjectAllocationSample"] == 0 {
 				t.Errorf("no samples compared: %v", types)
 			}
-			checkFlame(t, r, want)
+			checkFlame(t, r, want, "jdk.ExecutionSample")
+		case "cpu25":
+			// Both samplers: cpu draws jdk.CPUTimeSample and says what it left out.
+			if types["jdk.CPUTimeSample"] == 0 || types["jdk.ExecutionSample"] == 0 || types["jdk.CPUTimeSamplesLost"] == 0 || types["jdk.DoubleFlag"] == 0 {
+				t.Errorf("not every sampler compared: %v", types)
+			}
+			st := checkFlame(t, r, want, "jdk.CPUTimeSample")
+			var lost int64
+			for _, e := range want {
+				if m := e.(map[string]any); m["type"] == "jdk.CPUTimeSamplesLost" {
+					n, _ := m["values"].(map[string]any)["lostSamples"].(json.Number).Int64()
+					lost += n
+				}
+			}
+			if st.Unused["jdk.ExecutionSample"] != int64(types["jdk.ExecutionSample"]) || st.LostSamples != lost || lost == 0 {
+				t.Errorf("cpu flame stats %+v: want %d execution samples unused and %d samples lost", st, types["jdk.ExecutionSample"], lost)
+			}
 		}
 	}
 }
@@ -273,20 +295,28 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// checkFlame: the CPU flame graph has every ExecutionSample of the JDK's output, each stack with its
-// count, and nothing else.
-func checkFlame(t *testing.T, r *Recording, want []any) {
+// checkFlame: the CPU flame graph has every sample (of type typ) of the JDK's output, each stack with
+// its count, and nothing else.
+func checkFlame(t *testing.T, r *Recording, want []any, typ string) FlameStats {
 	t.Helper()
 	expect := map[string]int64{}
 	for _, e := range want {
 		m := e.(map[string]any)
-		if m["type"] != "jdk.ExecutionSample" {
+		if m["type"] != typ {
 			continue
 		}
 		v := m["values"].(map[string]any)
-		frames := []string{jsonThreadName(v["sampledThread"])}
+		thread := v["sampledThread"]
+		if typ == "jdk.CPUTimeSample" {
+			thread = v["eventThread"]
+		}
+		frames := []string{jsonThreadName(thread)}
 		if st, ok := v["stackTrace"].(map[string]any); !ok {
-			frames = append(frames, FrameNoStack)
+			if v["failed"] == true {
+				frames = append(frames, FrameStackFailed)
+			} else {
+				frames = append(frames, FrameNoStack)
+			}
 		} else {
 			if st["truncated"] == true {
 				frames = append(frames, FrameTruncated)
@@ -309,9 +339,10 @@ func checkFlame(t *testing.T, r *Recording, want []any) {
 	if diff := cmp.Diff(expect, gotStacks); diff != "" {
 		t.Errorf("cpu flame stacks (-from jfr print +ours):\n%s", diff)
 	}
-	if len(expect) == 0 || st.Events["jdk.ExecutionSample"] == 0 {
-		t.Errorf("no execution samples: %+v", st)
+	if len(expect) == 0 || st.Events[typ] == 0 || len(st.Events) != 1 {
+		t.Errorf("no %s drawn, or others: %+v", typ, st)
 	}
+	return st
 }
 
 func jsonThreadName(v any) string {

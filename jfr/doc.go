@@ -39,14 +39,18 @@
 // A chunk whose header is unfinished or runs past the end of the file, or whose events stop making
 // sense, is read event by event up to the damage: its metadata (or the previous chunk's) and the
 // checkpoints before the damage serve the events before it, and Parse returns a *FormatError with the
-// file offset. Every length is checked against the bytes that remain before anything is allocated,
+// file offset. The JVM writes the constants an event refers to (its stack trace, thread, classes) in a
+// checkpoint after the event, so in a cut chunk (or one with a damaged checkpoint) some references
+// have no constant: those are lost (*LostConstant), not null, unless their key is 0, the format's
+// null (but the JVM's enumerations, such as jdk.types.FrameType, number their constants from 0). In
+// an undamaged chunk a missing constant is null, as in the JDK's reader. Every length is checked against the bytes that remain before anything is allocated,
 // and nesting is bounded, so no input makes the reader panic or exhaust memory (fuzzed).
 //
 // # Compatibility
 //
 // Tested against the JDK's own tool on recordings made by the tests: JDK 11 (Debian 11.0.24), 17
-// (Debian 17.0.15) and Temurin 25, default and profile settings, one and several chunks. Values
-// equal JDK 25's `jfr print --json`. Older JDKs' tools print two things differently, which the tests
+// (Debian 17.0.15) and Temurin 25, default and profile settings, one and several chunks, and JDK 25's
+// jdk.CPUTimeSample. Values equal JDK 25's `jfr print --json`, floats in Java's text (20.0, 1.0E-7). Older JDKs' tools print two things differently, which the tests
 // allow for: unsigned numbers with their sign (JDK 17 and before; "-1" for 18446744073709551615), and
 // a Long.MAX_VALUE timespan in milliseconds as that many milliseconds instead of "forever"; JDK 11's
 // tool also times some events up to a millisecond away from JDK 25's (seen on a second chunk's

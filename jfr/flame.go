@@ -12,7 +12,10 @@ import (
 type FlameKind string
 
 const (
-	// FlameCPU counts jdk.ExecutionSample events: Java threads sampled while running Java code.
+	// FlameCPU counts JDK 25's jdk.CPUTimeSample events when the recording has any (threads sampled
+	// by their CPU time, in Java or native code), else jdk.ExecutionSample events (Java threads
+	// sampled while running Java code). A recording with both has its CPUTimeSample events drawn:
+	// they sample by CPU time, as a CPU profile should, and ExecutionSample's period is wall time.
 	FlameCPU FlameKind = "cpu"
 	// FlameWall counts jdk.ExecutionSample and jdk.NativeMethodSample events: running Java code and
 	// waiting in native methods.
@@ -46,6 +49,18 @@ type FlameStats struct {
 	Events    map[string]int // events used, by type
 	NoStack   int            // events without a stack trace (drawn as "[no stack trace]")
 	Truncated int            // events whose stack the JVM cut at its depth (drawn under "[truncated]")
+	// Lost counts the events drawn with a reference that a damaged recording lost (see
+	// LostConstant): a lost stack is drawn as "[stack lost: recording cut off]", a lost thread, method
+	// or leaf class likewise.
+	Lost int
+	// Unused counts the events of a type the kind could use but did not: jdk.ExecutionSample when
+	// cpu draws jdk.CPUTimeSample.
+	Unused map[string]int64
+	// Failed and Biased count jdk.CPUTimeSample events whose stack the JVM failed to walk (drawn as
+	// "[stack walk failed]") and those it took at the next safepoint instead of where the thread was.
+	Failed, Biased int
+	// LostSamples sums jdk.CPUTimeSamplesLost: CPU time samples the JVM dropped (its queue full).
+	LostSamples int64
 	// SampleType and Unit name the weight, as pprof does: "samples"/"count", "alloc_space"/"bytes",
 	// "delay"/"nanoseconds", "io"/"nanoseconds".
 	SampleType, Unit string
@@ -54,9 +69,13 @@ type FlameStats struct {
 // Markers in folded stacks for what a recording cannot prove: a stack JFR cut at its depth (its root
 // is missing), and an event recorded without a stack.
 const (
-	FrameTruncated = "[truncated]"
-	FrameNoStack   = "[no stack trace]"
+	FrameTruncated   = "[truncated]"
+	FrameNoStack     = "[no stack trace]"
+	FrameStackFailed = "[stack walk failed]"
 )
+
+// lostFrame names a frame for what a damaged recording lost: "[stack lost: recording cut off]".
+func lostFrame(what string, l *LostConstant) string { return "[" + what + " lost: " + l.Reason() + "]" }
 
 type flameSource struct {
 	types  []string
@@ -66,6 +85,11 @@ type flameSource struct {
 
 func durationWeight(r *Recording, e *Event) int64 { return int64(e.Duration()) }
 
+func lostSamples(_ *Recording, e *Event) int64 {
+	v, _ := e.Int("lostSamples")
+	return v
+}
+
 func fieldWeight(name string) func(*Recording, *Event) int64 {
 	return func(_ *Recording, e *Event) int64 {
 		v, _ := e.Int(name)
@@ -74,7 +98,25 @@ func fieldWeight(name string) func(*Recording, *Event) int64 {
 }
 
 func classLeaf(field string) func(*Event) string {
-	return func(e *Event) string { return classOf(e.Child(field)) }
+	return func(e *Event) string {
+		if l, ok := e.Get(field).(*LostConstant); ok {
+			return lostFrame("class", l)
+		}
+		return classOf(e.Child(field))
+	}
+}
+
+const (
+	cpuTimeSample      = "jdk.CPUTimeSample"
+	cpuTimeSamplesLost = "jdk.CPUTimeSamplesLost"
+	executionSample    = "jdk.ExecutionSample"
+)
+
+// HasType tells whether the recording's metadata declares the named event type, which says what its
+// JVM can record (jdk.CPUTimeSample: JDK 25 and later).
+func (r *Recording) HasType(name string) bool {
+	m := r.Metadata()
+	return m != nil && m.TypeByName(name) != nil
 }
 
 // Flame folds the recording's events of a kind into stacks: the thread, then the frames root first,
@@ -82,13 +124,19 @@ func classLeaf(field string) func(*Event) string {
 // damaged recording it folds the events before the damage and returns the damage too.
 func Flame(r *Recording, opts FlameOptions) (*flame.Folded, FlameStats, error) {
 	var sources []flameSource
-	st := FlameStats{Events: map[string]int{}}
+	st := FlameStats{Events: map[string]int{}, Unused: map[string]int64{}}
 	f := &flame.Folded{}
 	switch opts.Kind {
 	case FlameCPU, FlameWall:
-		sources = []flameSource{{types: []string{"jdk.ExecutionSample"}}}
-		if opts.Kind == FlameWall {
+		sources = []flameSource{{types: []string{executionSample}}}
+		switch {
+		case opts.Kind == FlameWall:
 			sources[0].types = append(sources[0].types, "jdk.NativeMethodSample")
+		case r.count(cpuTimeSample) > 0:
+			sources = []flameSource{{types: []string{cpuTimeSample}}, {types: []string{cpuTimeSamplesLost}, weight: lostSamples}}
+			if n := r.count(executionSample); n > 0 {
+				st.Unused[executionSample] = n
+			}
 		}
 		st.SampleType, st.Unit = "samples", "count"
 	case FlameAlloc:
@@ -136,27 +184,46 @@ func Flame(r *Recording, opts FlameOptions) (*flame.Folded, FlameStats, error) {
 		if src.weight != nil {
 			w = src.weight(r, e)
 		}
+		if e.Type.Name == cpuTimeSamplesLost {
+			st.LostSamples += max(w, 0) // a count of samples, not one to draw
+			continue
+		}
 		if w <= 0 {
 			continue
 		}
 		st.Events[e.Type.Name]++
+		if e.Lost > 0 {
+			st.Lost++
+		}
+		if e.Type.Name == cpuTimeSample && e.Bool("biased") {
+			st.Biased++
+		}
 		frames = frames[:0]
 		if !opts.NoThreads {
-			th := e.Child("eventThread")
-			if e.Type.Name == "jdk.ExecutionSample" || e.Type.Name == "jdk.NativeMethodSample" {
-				th = e.Child("sampledThread")
+			field := "eventThread"
+			if e.Type.Name == executionSample || e.Type.Name == "jdk.NativeMethodSample" {
+				field = "sampledThread"
 			}
-			name := ThreadName(th)
-			if name == "" {
+			name := ThreadName(e.Child(field))
+			if l, ok := e.Get(field).(*LostConstant); ok {
+				name = lostFrame("thread", l)
+			} else if name == "" {
 				name = "[unknown thread]"
 			}
 			frames = append(frames, strings.ReplaceAll(name, ";", ":"))
 		}
 		stack := Stack(e.Child("stackTrace"))
-		if stack == nil {
+		lost, _ := e.Get("stackTrace").(*LostConstant)
+		switch {
+		case lost != nil:
+			frames = append(frames, lostFrame("stack", lost))
+		case stack == nil && e.Type.Name == cpuTimeSample && e.Bool("failed"):
+			st.Failed++
+			frames = append(frames, FrameStackFailed)
+		case stack == nil:
 			st.NoStack++
 			frames = append(frames, FrameNoStack)
-		} else {
+		default:
 			if stack.Truncated {
 				st.Truncated++
 				frames = append(frames, FrameTruncated)

@@ -22,6 +22,7 @@ type input struct {
 	compressed bool // integers are LEB128-style varints (every JDK 11+ recording); else big-endian
 	err        error
 	errOff     int64
+	lost       int // LostConstant values read (see Chunk.constant)
 }
 
 func (in *input) offset() int64 { return in.base + int64(in.pos) }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -23,8 +24,14 @@ type JSONOptions struct {
 // Every field of the event's type is there, in the metadata's order, with constants (threads,
 // classes, stack traces) expanded in full. Values follow the JDK's tool (JDK 25): timestamps as
 // java.time.OffsetDateTime.toString in the recording JVM's time zone, timespans as
-// java.time.Duration.toString, unsigned fields without sign, chars as strings, NaN and infinities as
-// null.
+// java.time.Duration.toString, unsigned fields without sign, chars as strings, floats and doubles as
+// Float.toString and Double.toString (20.0, 1.0E-7), NaN and infinities as null.
+//
+// A recording cut short (or with a damaged checkpoint) loses the constants that the JVM had not yet
+// written. Such a reference is not null: its value is {"lost":"constant pool cut off" (or
+// "constant pool damaged"),"type":"jdk.types.StackTrace","key":123}, and the event's line has a
+// "lost" member after "values", the number of such references in it (nested ones included). A null
+// is a null as the JDK's tool prints it.
 type JSONWriter struct {
 	w    *bufio.Writer
 	conv timeConverter
@@ -54,6 +61,10 @@ func (j *JSONWriter) Write(e *Event) error {
 	b = appendJSONString(b, e.Type.Name)
 	b = append(b, `,"values":`...)
 	b = j.appendFields(b, &e.Object)
+	if e.Lost > 0 {
+		b = append(b, `,"lost":`...)
+		b = strconv.AppendInt(b, int64(e.Lost), 10)
+	}
 	b = append(b, "}\n"...)
 	j.buf = b
 	_, err := j.w.Write(b)
@@ -113,6 +124,8 @@ func (j *JSONWriter) appendElem(b []byte, f *Field, v any) []byte {
 	switch x := v.(type) {
 	case nil:
 		return append(b, "null"...)
+	case *LostConstant:
+		return appendLost(b, x)
 	case *Object:
 		if !f.ConstantPool {
 			return j.appendFields(b, x)
@@ -173,6 +186,22 @@ func (j *JSONWriter) appendElem(b []byte, f *Field, v any) []byte {
 	return strconv.AppendInt(b, n, 10)
 }
 
+// appendLost writes a constant a damaged chunk lost, which `jfr print` cannot show (it stops at the
+// damage): an object that no JFR type has, {"lost":"constant pool cut off","type":...,"key":...}.
+func appendLost(b []byte, l *LostConstant) []byte {
+	b = append(b, `{"lost":`...)
+	if l.Cut {
+		b = append(b, `"constant pool cut off"`...)
+	} else {
+		b = append(b, `"constant pool damaged"`...)
+	}
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, l.Type.Name)
+	b = append(b, `,"key":`...)
+	b = strconv.AppendInt(b, l.Key, 10)
+	return append(b, '}')
+}
+
 // number widens an integer as RecordedObject.getLong and the JDK tool's unsigned handling do.
 func (j *JSONWriter) number(f *Field, v any) (n int64, unsigned bool, ok bool) {
 	u := f.Unsigned
@@ -227,8 +256,60 @@ func (j *JSONWriter) timestamp(b []byte, unit string, n int64) ([]byte, bool) {
 	return append(b, '"'), true
 }
 
+// appendJSONFloat appends f as Java's Double.toString (bits 64) or Float.toString (bits 32) writes
+// it, which is what `jfr print --json` prints: "20.0", "0.001", "1.0E7", "9.999E-4", "-0.0". The
+// digits are the shortest that read back as f (Java's since JDK 19, Go's too), but never fewer than
+// two: where one digit would do, Java takes the two-digit decimal closest to f (4.9E-324, not 5E-324).
 func appendJSONFloat(b []byte, f float64, bits int) []byte {
-	return strconv.AppendFloat(b, f, 'g', -1, bits)
+	if f == 0 {
+		if math.Signbit(f) {
+			return append(b, "-0.0"...)
+		}
+		return append(b, "0.0"...)
+	}
+	if f < 0 {
+		b = append(b, '-')
+		f = -f
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, bits) // d.ddde±XX
+	if e[1] != '.' {
+		e = strconv.AppendFloat(buf[:0], f, 'e', 1, bits)
+	}
+	mant, exp, _ := strings.Cut(string(e), "e")
+	digits := strings.TrimRight(strings.Replace(mant, ".", "", 1), "0")
+	if digits == "" {
+		digits = "0"
+	}
+	x, _ := strconv.Atoi(exp) // f = d.ddd × 10^x
+	if f >= 1e-3 && f < 1e7 {
+		switch {
+		case x < 0:
+			b = append(b, "0."...)
+			for i := -1; i > x; i-- {
+				b = append(b, '0')
+			}
+			return append(b, digits...)
+		case len(digits) > x+1:
+			b = append(b, digits[:x+1]...)
+			b = append(b, '.')
+			return append(b, digits[x+1:]...)
+		default:
+			b = append(b, digits...)
+			for i := len(digits); i < x+1; i++ {
+				b = append(b, '0')
+			}
+			return append(b, ".0"...)
+		}
+	}
+	b = append(b, digits[0], '.')
+	if len(digits) > 1 {
+		b = append(b, digits[1:]...)
+	} else {
+		b = append(b, '0')
+	}
+	b = append(b, 'E')
+	return strconv.AppendInt(b, int64(x), 10)
 }
 
 const hexDigits = "0123456789abcdef"

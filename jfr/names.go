@@ -80,6 +80,8 @@ type Frame struct {
 	// "C1 compiled", "C2 compiled".
 	Type       string
 	Descriptor string // "(Ljava/lang/String;)V"
+	// Lost is the frame's method when a damaged recording lost it (Method is then "").
+	Lost *LostConstant
 }
 
 // StackTrace is a decoded stack trace: frames leaf first, as JFR records them.
@@ -111,6 +113,7 @@ func Stack(st *Object) *StackTrace {
 		}
 		m := f.Child("method")
 		fr := Frame{Method: MethodName(m), Line: int(line), BCI: int(bci), Type: f.String("type")}
+		fr.Lost, _ = f.Get("method").(*LostConstant)
 		if m != nil {
 			fr.Descriptor = m.String("descriptor")
 		}
@@ -122,9 +125,13 @@ func Stack(st *Object) *StackTrace {
 // Label is the frame's name in folded stacks and flame graphs, as `jvmkit profile` writes it:
 // "pkg.Class.method" with flamegraph.pl's annotations, "_[j]" for JIT-compiled code and "_[i]" for a
 // method inlined into the frame below it; interpreted and native frames have none. ";" becomes ":".
+// A method a damaged recording lost is "[method lost: recording cut off]".
 func (f Frame) Label() string {
 	name := f.Method
-	if name == "" {
+	switch {
+	case name == "" && f.Lost != nil:
+		name = lostFrame("method", f.Lost)
+	case name == "":
 		name = "[unknown]"
 	}
 	name = strings.ReplaceAll(name, ";", ":")

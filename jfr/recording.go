@@ -101,6 +101,7 @@ type Chunk struct {
 	rec       *Recording
 	prev      *Chunk
 	finished  bool
+	lossy     bool    // cut short or a checkpoint damaged: a missing constant is lost, not null
 	cpOffsets []int64 // checkpoints the scan found
 	prepared  bool
 	prepErr   error
@@ -358,6 +359,7 @@ func (c *Chunk) doPrepare() error {
 			break
 		}
 	}
+	c.lossy = !c.finished || cpErr != nil
 	// Types and times of the events.
 	kept := c.events[:0]
 	for _, e := range c.events {

@@ -15,7 +15,8 @@ import (
 // TextWriter writes events for people to read, in the shape of `jfr print`: one block per event,
 // a field a line, constants shown by what identifies them (a thread by its name and id, a class by
 // its name, a stack trace by its frames), times in the recording JVM's time zone, amounts of data and
-// percentages with their units. The JSON writer is the one to parse.
+// percentages with their units. The JSON writer is the one to parse. N/A is a null; a constant that
+// a cut or damaged recording lost is "[lost: constant pool cut off]" (see LostConstant).
 type TextWriter struct {
 	w    *bufio.Writer
 	r    *Recording
@@ -94,6 +95,8 @@ func (t *TextWriter) elem(f *Field, v any, depth int) {
 	switch x := v.(type) {
 	case nil:
 		t.w.WriteString("N/A")
+	case *LostConstant:
+		t.w.WriteString(x.String())
 	case *Object:
 		t.compound(x, depth)
 	case string:
@@ -198,7 +201,11 @@ func (t *TextWriter) compound(o *Object, depth int) {
 		return
 	case "jdk.types.StackFrame":
 		line, _ := o.Int("lineNumber")
-		fmt.Fprintf(t.w, "%s line: %d", methodText(o.Child("method")), line)
+		m := methodText(o.Child("method"))
+		if l, ok := o.Get("method").(*LostConstant); ok {
+			m = l.String()
+		}
+		fmt.Fprintf(t.w, "%s line: %d", m, line)
 		if ty := o.String("type"); ty != "" {
 			fmt.Fprintf(t.w, " (%s)", ty)
 		}

@@ -10,7 +10,8 @@ import (
 // Object is a value of a type with fields: an event, a constant (a thread, a class, a method, a stack
 // trace) or a struct inside one (a stack frame).
 //
-// A field's value is nil (a null string, a missing constant), bool (boolean), int8 (byte), uint16
+// A field's value is nil (a null string, a missing constant), *LostConstant (a constant that a
+// damaged chunk cannot resolve: not null, but unknown), bool (boolean), int8 (byte), uint16
 // (char), int16 (short), int32 (int), int64 (long), float32, float64, string, *Object, or []any for an
 // array. A field of a simple type (jdk.types.Symbol) holds the value of the type's only field. Numbers
 // are as recorded: times in ticks unless their Field says otherwise (see Recording.Time and
@@ -105,6 +106,9 @@ type Event struct {
 	Chunk  *Chunk
 	Offset int64 // file offset
 	Size   int   // bytes
+	// Lost counts the references of the event, its constants' included, that the chunk's damage
+	// left unresolved: the *LostConstant values in it. 0 in an undamaged chunk.
+	Lost int
 }
 
 // StartTicks returns the start time in ticks.
@@ -166,10 +170,11 @@ func (c *Chunk) decodeType(in *input, t *Type, depth int) any {
 	case KindString:
 		s, null, key, isRef := in.inlineString()
 		if isRef {
-			v, err := c.constant(t, key, depth+1)
+			v, lost, err := c.constant(t, key, depth+1)
 			if err != nil {
 				in.fail(err)
 			}
+			in.lost += lost
 			return v
 		}
 		if null {
@@ -220,10 +225,11 @@ func (c *Chunk) decodeElem(in *input, f *Field, depth int) any {
 	if in.err != nil {
 		return nil
 	}
-	v, err := c.constant(f.Type, key, depth+1)
+	v, lost, err := c.constant(f.Type, key, depth+1)
 	if err != nil {
 		in.fail(err)
 	}
+	in.lost += lost
 	return v
 }
 
@@ -240,6 +246,7 @@ func (c *Chunk) event(ref *eventRef) (*Event, error) {
 			return nil, c.damage(in.errOff, fmt.Errorf("event %s at offset %d: %w", t.Name, e.Offset, in.err))
 		}
 	}
+	e.Lost = in.lost
 	return e, nil
 }
 

@@ -114,7 +114,16 @@ orders them.
 --json writes one JSON object per line, {"type": ..., "values": {...}}: the object the JDK's
 jfr print --json prints for the event, every field in the metadata's order with constants expanded,
 timestamps as ISO-8601 date-times in the recording JVM's zone and timespans as ISO-8601 durations,
-as JDK 25's tool writes them. Without --json, a readable block per event.
+floats and doubles as Java writes them (20.0, 1.0E-7), as JDK 25's tool writes them. Without --json,
+a readable block per event; N/A is null.
+
+A recording cut short (or with a damaged checkpoint) is printed up to the damage, but the JVM writes
+the constants that events refer to (stack traces, threads, classes) after the events, so some of
+those before the cut refer to constants that are gone. Such a value is never shown as null: the text
+shows [lost: constant pool cut off] (or [lost: constant pool damaged]); --json writes the object
+{"lost":"constant pool cut off","type":"jdk.types.StackTrace","key":123} in its place and adds
+"lost":N (the number of such references, nested ones included) after the event's "values". Standard
+error says how many events are affected. A null (N/A, JSON null) is a null as jfr print shows it.
 
 --events and --categories select types as jfr print's do: comma-separated names or patterns with
 * and ?, matching the full name (jdk.GarbageCollection) or the part after the last dot.`,
@@ -138,10 +147,16 @@ as JDK 25's tool writes them. Without --json, a readable block per event.
 				w := r.NewTextWriter(a.stdout, opts)
 				write, flush = w.Write, w.Flush
 			}
+			var lostEvents, lostRefs, n int
 			for e, err := range r.Events(jfr.EventOptions{Types: jfr.Filter(events, categories), Ordered: true}) {
 				if err != nil {
 					damage = namedDamage(args[0], damage, err)
 					break
+				}
+				n++
+				if e.Lost > 0 {
+					lostEvents++
+					lostRefs += e.Lost
 				}
 				if err := write(e); err != nil {
 					return err
@@ -149,6 +164,10 @@ as JDK 25's tool writes them. Without --json, a readable block per event.
 			}
 			if err := flush(); err != nil {
 				return err
+			}
+			if lostEvents > 0 {
+				fmt.Fprintf(a.stderr, "jvmkit: %s: %d of %d events printed have %d references to constants the damage lost (shown as %s)\n",
+					args[0], lostEvents, n, lostRefs, lostShown(a.json))
 			}
 			return damage
 		},
@@ -158,6 +177,13 @@ as JDK 25's tool writes them. Without --json, a readable block per event.
 	f.StringVar(&categories, "categories", "", "categories to print: names or patterns, comma-separated")
 	f.IntVar(&depth, "stack-depth", 0, "frames per stack trace; 0 prints all")
 	return cmd
+}
+
+func lostShown(json bool) string {
+	if json {
+		return `{"lost":"constant pool cut off",...} with "lost":N on the event's line`
+	}
+	return "[lost: constant pool cut off]"
 }
 
 func (a *jvmkit) jfrFlameCmd() *cobra.Command {
@@ -176,7 +202,9 @@ func (a *jvmkit) jfrFlameCmd() *cobra.Command {
 		Long: `flame folds a recording's stack traces into a flame graph, through the same writers as
 jvmkit profile, with the same frame names (pkg.Class.method; _[j] JIT-compiled, _[i] inlined):
 
-  cpu    jdk.ExecutionSample, counted
+  cpu    jdk.CPUTimeSample (JDK 25+) when the recording has it, else jdk.ExecutionSample, counted
+         (with both, CPUTimeSample is drawn: it samples by thread CPU time, native code included;
+         standard error says so, and reports jdk.CPUTimeSamplesLost, failed and biased samples)
   wall   jdk.ExecutionSample and jdk.NativeMethodSample, counted
   alloc  jdk.ObjectAllocationSample by weight in bytes (JDK 11: the TLAB events by size); the
          allocated class is the leaf
@@ -185,7 +213,10 @@ jvmkit profile, with the same frame names (pkg.Class.method; _[j] JIT-compiled, 
   io     jdk.FileRead/FileWrite/SocketRead/SocketWrite by duration
 
 The first frame is the thread (--no-threads leaves it out). A stack the JVM cut at its depth starts
-with [truncated]; an event without a stack is [no stack trace]. The format comes from --format, else
+with [truncated]; an event without a stack is [no stack trace]; a CPU time sample whose stack the JVM
+failed to walk is [stack walk failed]. In a recording cut short, a stack whose constants are past the
+cut is [stack lost: recording cut off] (a thread, method or class: [thread lost: ...] and so on), and
+standard error counts those events. The format comes from --format, else
 from the output's name (.svg; .pb.gz, .pb or .pprof; .folded, .collapsed or .txt), else svg.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -208,7 +239,10 @@ from the output's name (.svg; .pb.gz, .pb or .pprof; .folded, .collapsed or .txt
 				damage = namedDamage(args[0], damage, err)
 			}
 			if len(f.Stacks) == 0 {
-				return errors.Join(fmt.Errorf("%s: no %s events with a weight to draw (the recording has none: record with settings=profile, or enable them)", args[0], kind), damage)
+				if damage != nil {
+					return errors.Join(fmt.Errorf("%s: no %s events with a weight to draw before the damage", args[0], kind), damage)
+				}
+				return fmt.Errorf("%s: no %s events with a weight to draw (the recording has none: %s)", args[0], kind, enableHint(r, kind))
 			}
 			var names []string
 			for n, c := range st.Events {
@@ -219,7 +253,22 @@ from the output's name (.svg; .pb.gz, .pb or .pprof; .folded, .collapsed or .txt
 			if st.Truncated > 0 {
 				sub += fmt.Sprintf("; %d stacks truncated by the JVM", st.Truncated)
 			}
+			if st.Failed > 0 {
+				sub += fmt.Sprintf("; %d stack walks failed", st.Failed)
+			}
+			if st.LostSamples > 0 {
+				sub += fmt.Sprintf("; %d samples lost by the JVM (jdk.CPUTimeSamplesLost)", st.LostSamples)
+			}
 			fmt.Fprintf(a.stderr, "jvmkit: %s: %s\n", args[0], sub)
+			for n, c := range st.Unused {
+				fmt.Fprintf(a.stderr, "jvmkit: %s: %d %s events not drawn: --event cpu draws jdk.CPUTimeSample when the recording has it\n", args[0], c, n)
+			}
+			if st.Biased > 0 {
+				fmt.Fprintf(a.stderr, "jvmkit: %s: %d of %d CPU time samples are safepoint-biased (the JVM took their stack at the next safepoint)\n", args[0], st.Biased, st.Events["jdk.CPUTimeSample"])
+			}
+			if st.Lost > 0 {
+				fmt.Fprintf(a.stderr, "jvmkit: %s: %d of the events drawn refer to constants the damage lost: a lost stack is drawn as [stack lost: ...], a thread, method or class likewise\n", args[0], st.Lost)
+			}
 			if svg.Subtitle == "" {
 				svg.Subtitle = sub
 			}
@@ -251,6 +300,19 @@ from the output's name (.svg; .pb.gz, .pb or .pprof; .folded, .collapsed or .txt
 	fl.IntVar(&svg.Width, "width", 1200, "image width in pixels")
 	fl.BoolVar(&svg.Reverse, "reverse", false, "icicle graph: root at the top")
 	return cmd
+}
+
+// enableHint says how to record the events of a flame graph kind; for cpu, on the recording's JDK.
+func enableHint(r *jfr.Recording, kind string) string {
+	if kind != string(jfr.FlameCPU) {
+		return "record with settings=profile, or enable them"
+	}
+	if r.HasType("jdk.CPUTimeSample") {
+		// JDK 25+: CPU time sampling is off in both of the JDK's configurations.
+		return "record with settings=profile,jdk.CPUTimeSample#enabled=true (JDK 25+ on Linux; in a .jfc of your own, " +
+			`<event name="jdk.CPUTimeSample"><setting name="enabled">true</setting></event>), or with jdk.ExecutionSample (settings=profile)`
+	}
+	return "record with settings=profile, or jdk.ExecutionSample#enabled=true"
 }
 
 func (a *jvmkit) jfrLeaksCmd() *cobra.Command {

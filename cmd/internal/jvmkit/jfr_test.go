@@ -194,3 +194,45 @@ func TestJfrFlame(t *testing.T) {
 		t.Errorf("the SVG shows %d green (Java frame) pixels", green)
 	}
 }
+
+// TestJfrCutLost: a recording cut where the stack traces' methods are still to come prints them as
+// lost, not as nulls, and says how many events are affected; the flame graph names the loss.
+func TestJfrCutLost(t *testing.T) {
+	rec := jfrFixture(t, "demo17")
+	data, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.jfr")
+	if err := os.WriteFile(cut, data[:110000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runJvmkit(t, nil, "jfr", "print", "--events", "ExecutionSample", cut)
+	if code != 1 || !strings.Contains(out, "[lost: constant pool cut off] line: ") || !strings.Contains(stderr, "events printed have") {
+		t.Errorf("print: exit %d, stderr %q\n%.1000s", code, stderr, out)
+	}
+	code, out, stderr = runJvmkit(t, nil, "jfr", "print", "--json", "--events", "ExecutionSample", cut)
+	if code != 1 || !strings.Contains(out, `{"lost":"constant pool cut off","type":"jdk.types.Method","key":`) || !strings.Contains(out, `},"lost":`) {
+		t.Errorf("print --json: exit %d, stderr %q\n%.1000s", code, stderr, out)
+	}
+	folded := filepath.Join(t.TempDir(), "cpu.folded")
+	code, _, stderr = runJvmkit(t, nil, "jfr", "flame", "--event", "cpu", "-o", folded, cut)
+	b, _ := os.ReadFile(folded)
+	if code != 1 || !strings.Contains(string(b), ";[method lost: recording cut off]") || strings.Contains(string(b), "[unknown]") || !strings.Contains(stderr, "refer to constants the damage lost") {
+		t.Errorf("flame: exit %d, stderr %q\n%.1000s", code, stderr, b)
+	}
+}
+
+// TestJfrCPUTime: a JDK 25 recording with both samplers draws jdk.CPUTimeSample, says that it left
+// jdk.ExecutionSample out and how many samples the JVM lost; print --json writes doubles as Java does.
+func TestJfrCPUTime(t *testing.T) {
+	rec := jfrFixture(t, "cpu25")
+	code, _, stderr := runJvmkit(t, nil, "jfr", "flame", "--event", "cpu", "-o", filepath.Join(t.TempDir(), "cpu.folded"), rec)
+	if code != 0 || !strings.Contains(stderr, " jdk.CPUTimeSample") || !strings.Contains(stderr, "jdk.ExecutionSample events not drawn") || !strings.Contains(stderr, "samples lost by the JVM (jdk.CPUTimeSamplesLost)") {
+		t.Errorf("flame: exit %d, stderr %q", code, stderr)
+	}
+	code, out, _ := runJvmkit(t, nil, "jfr", "print", "--json", "--events", "DoubleFlag", rec)
+	if code != 0 || !strings.Contains(out, `"value":20.0,`) {
+		t.Errorf("print --json: exit %d\n%.1000s", code, out)
+	}
+}
