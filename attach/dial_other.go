@@ -20,6 +20,9 @@ func (vm *VM) Close() error { return nil }
 // Gone is nil: Dial returns no VM on this platform.
 func (vm *VM) Gone() error { return nil }
 
+// Frozen tells a JVM its cgroup's freezer holds; nil here.
+func (vm *VM) Frozen() error { return nil }
+
 // roundTrip exists so that the platform-neutral operations build; a VM made here cannot connect.
 func (vm *VM) roundTrip(context.Context, []byte, io.Writer, bool) error {
 	return fmt.Errorf("attach: connect: %w", ErrNotSupported)

@@ -403,6 +403,11 @@ func (vm *VM) signal() error {
 // frozenErr is ErrNoListener when the cgroup freezer holds the JVM (podman or docker pause): its
 // threads sleep in /proc, not stopped, but cannot run to answer; nil otherwise, or when that cannot be
 // read.
+// Frozen is an ErrNoListener error when the cgroup freezer holds the JVM (podman or docker pause),
+// nil otherwise. A request sent to such a JVM waits in its socket and runs when it is thawed, perhaps
+// much later: check first where that would surprise (a heap dump, a JFR recording).
+func (vm *VM) Frozen() error { return vm.frozenErr() }
+
 func (vm *VM) frozenErr() error {
 	if frozen, err := procfs.Default.Frozen(vm.Target.PID); err != nil || !frozen {
 		return nil

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jvmkit/jvmkit/attach"
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
@@ -272,6 +273,10 @@ func openTmp(t *attach.Target) (int, error) {
 		return -1, fmt.Errorf("perfmap: process %d: %w: %w", t.PID, ErrNotSupported, err)
 	}
 	if err != nil {
+		// A JVM killed since it was read (its root goes before it is a zombie) is said to be gone, and how.
+		if gerr := procfs.Default.GoneErr(t.PID); gerr != nil {
+			return -1, fmt.Errorf("perfmap: %w", gerr)
+		}
 		return -1, fmt.Errorf("perfmap: process %d: %w", t.PID, err)
 	}
 	return fd, nil

@@ -150,12 +150,21 @@ func (c *tier) paused(t *testing.T) {
 	if code != 5 || !strings.Contains(errOut, "frozen by its cgroup's freezer (podman or docker pause)") {
 		t.Errorf("gjcmd VM.version on a paused container's JVM: exit status %d, want 5 and that it is frozen\n%s", code, errOut)
 	}
+	// A command that does more than print is not even sent: queued, the JVM would dump its heap once
+	// thawed, perhaps much later.
+	_, errOut, code = c.run(t, "gjcmd", c.pid, "GC.heap_dump", "/tmp/paused.hprof")
+	if code != 5 || !strings.Contains(errOut, "GC.heap_dump was not sent") {
+		t.Errorf("gjcmd GC.heap_dump on a paused container's JVM: exit status %d, want 5 and that it was not sent\n%s", code, errOut)
+	}
 	_, errOut, code = c.run(t, "jvmkit", "gc", c.pid, "--duration", "1s")
 	if code != 0 || !strings.Contains(errOut, "frozen by its cgroup's freezer (podman or docker pause)") || !strings.Contains(errOut, "could not run for about") {
 		t.Errorf("jvmkit gc on a paused container's JVM: exit status %d, want 0 and that it could not run\n%s", code, errOut)
 	}
 	unpause()
 	c.must(t, "gjcmd", c.pid, "VM.version")
+	if _, err := os.Lstat(c.jvm.HostPath("/tmp/paused.hprof")); err == nil {
+		t.Error("the heap dump asked for while the container was paused was made once it was thawed")
+	}
 	if _, errOut, _ := c.run(t, "jvmkit", "gc", c.pid, "--duration", "500ms"); strings.Contains(errOut, "could not run") {
 		t.Errorf("jvmkit gc once the container is unpaused still says the JVM could not run:\n%s", errOut)
 	}

@@ -334,7 +334,7 @@ func TestHostileTmp(t *testing.T) {
 					return tool(t, "gjcmd", pid, "VM.log", "output="+path, "what=gc")
 				}},
 			{name: "copy-out", path: tmp("o.jfr"),
-				want: map[string]expect{"symlink": {1, "symbolic link"}, "fifo": {1, "not a regular file"}, "file": {1, "not overwriting"}, "dir": {1, "is a directory"}},
+				want: map[string]expect{"symlink": {4, "symbolic link"}, "fifo": {1, "not a regular file"}, "file": {1, "not overwriting"}, "dir": {1, "is a directory"}},
 				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
 					n++
 					name := "ho" + strconv.Itoa(n)
@@ -368,7 +368,7 @@ func TestHostileTmp(t *testing.T) {
 					return tool(t, "gjcmd", pid, "JFR.dump", "name="+name, "filename="+path+"/x.jfr")
 				}},
 			{name: "flame-output", path: tmp("f.svg"),
-				want: map[string]expect{"symlink": {1, "symbolic link"}, "fifo": {1, "not a regular file"}, "dir": {1, "not a regular file"}, "file": {0, ""}, "hardlink": {0, ""}},
+				want: map[string]expect{"symlink": {4, "symbolic link"}, "fifo": {1, "not a regular file"}, "dir": {1, "not a regular file"}, "file": {0, ""}, "hardlink": {0, ""}},
 				run: func(t *testing.T, _ *testutil.JVM, path, _ string) result {
 					folded := filepath.Join(t.TempDir(), "in.folded")
 					if err := os.WriteFile(folded, []byte("main;a;b 3\nmain;c 1\n"), 0o644); err != nil {

@@ -299,6 +299,15 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 	if len(words) > 0 {
 		name = words[0]
 	}
+	// A frozen JVM (podman pause) would run a command that does more than print when it is thawed,
+	// perhaps much later: refused before anything is sent. One that only prints is sent, and the wait
+	// for its reply finds the freezer within a second, at no cost to a warm attach.
+	if !printsOnly(name) {
+		if err := cl.VM.Frozen(); err != nil {
+			res.err = fmt.Errorf("%w; %s was not sent", err, name)
+			return false
+		}
+	}
 	// Options are checked against the JVM's own help before anything is sent; a bare command costs
 	// no extra round trip (the JVM's answer to an unknown one is as good).
 	if len(words) > 1 && !g.noCheck {

@@ -90,7 +90,7 @@ with a warning.`,
 					name, st.Untimed, st.Samples)
 			}
 			if st.NoPID > 0 {
-				fmt.Fprintf(a.stderr, "jvmkit: warning: %s: %d JIT frames of samples without a pid left as they were: give --pid or perf script -F pid,tid,...\n",
+				fmt.Fprintf(a.stderr, "jvmkit: warning: %s: %d frames that may be JIT code ([unknown], anonymous memory) left as they were: their samples give only a thread id, which is no process of the log (another process's thread, or a logged JVM's other than its main one: then give --pid, or perf script -F pid,tid,...)\n",
 					name, st.NoPID)
 			}
 			if st.Uncertain > 0 {
