@@ -389,12 +389,12 @@ func (c *Client) RunWriting(ctx context.Context, w io.Writer, line string) ([]st
 	if err != nil {
 		return nil, err
 	}
-	defer ws.Close()
-	var notes []string
-	if ws != nil {
-		notes = ws.Notes
+	if ws == nil {
+		return nil, c.VM.ExecuteTo(ctx, w, "jcmd", line) // no file: nothing to check or remove
 	}
-	var out strings.Builder
+	defer ws.Close()
+	notes := ws.Notes
+	var out strings.Builder // the output of a command that writes a file is short
 	err = c.VM.ExecuteTo(ctx, io.MultiWriter(w, &out), "jcmd", line)
 	var je *attach.JVMError
 	switch {

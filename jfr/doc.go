@@ -42,8 +42,12 @@
 // file offset. The JVM writes the constants an event refers to (its stack trace, thread, classes) in a
 // checkpoint after the event, so in a cut chunk (or one with a damaged checkpoint) some references
 // have no constant: those are lost (*LostConstant), not null, unless their key is 0, the format's
-// null (but the JVM's enumerations, such as jdk.types.FrameType, number their constants from 0). In
-// an undamaged chunk a missing constant is null, as in the JDK's reader. Every length is checked against the bytes that remain before anything is allocated,
+// null (but the JVM's enumerations, such as jdk.types.FrameType, number their constants from 0). A
+// lost value is one the part read cannot give: rarely, the whole recording would show null there too
+// (the JVM does not always write a constant it refers to). In an undamaged chunk a missing constant is
+// null, as in the JDK's reader.
+//
+// Every length is checked against the bytes that remain before anything is allocated,
 // and nesting is bounded, so no input makes the reader panic or exhaust memory (fuzzed).
 //
 // # Compatibility

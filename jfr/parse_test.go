@@ -249,9 +249,10 @@ func TestCutRecording(t *testing.T) {
 }
 
 // sameOrLost compares an event's JSON line from a cut recording with the whole recording's: the same,
-// except that a constant past the cut is a lost marker ({"lost":...}) where want has a value (not
-// null), and the line has "lost", the number of markers, when there are some. It returns the first
-// difference, or "", and the number of markers.
+// except that a constant past the cut may be a lost marker ({"lost":...}) where want has a value or
+// null (a constant the JVM never wrote: the cut part cannot tell), and the line has "lost", the number
+// of markers, when there are some. It returns the first difference, or "", and the number of markers
+// where want has a value.
 func sameOrLost(t *testing.T, got, want string) (string, int) {
 	var g, w map[string]any
 	if err := json.Unmarshal([]byte(got), &g); err != nil {
@@ -260,14 +261,16 @@ func sameOrLost(t *testing.T, got, want string) (string, int) {
 	if err := json.Unmarshal([]byte(want), &w); err != nil {
 		t.Fatalf("%v: %s", err, want)
 	}
-	markers := 0
+	markers, nullLost := 0, 0
 	var diff func(path string, g, w any) string
 	diff = func(path string, g, w any) string {
 		if m, ok := g.(map[string]any); ok && m["lost"] == "constant pool cut off" {
-			if w == nil {
-				return path + ": lost, but null in the whole recording"
-			}
+			// Where the whole recording has null, the constant was never written (the JVM refers to
+			// constants it does not always write): the cut part cannot tell that from one written later.
 			markers++
+			if w == nil {
+				nullLost++
+			}
 			return ""
 		}
 		switch wv := w.(type) {
@@ -307,7 +310,7 @@ func sameOrLost(t *testing.T, got, want string) (string, int) {
 	if int(n) != markers {
 		return fmt.Sprintf(`"lost": %v, but %d lost markers`, g["lost"], markers), markers
 	}
-	return "", markers
+	return "", markers - nullLost
 }
 
 // TestCorrupt flips every byte of the synthetic recording: Parse and reading every event never panic,

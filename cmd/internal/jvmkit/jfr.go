@@ -123,7 +123,9 @@ those before the cut refer to constants that are gone. Such a value is never sho
 shows [lost: constant pool cut off] (or [lost: constant pool damaged]); --json writes the object
 {"lost":"constant pool cut off","type":"jdk.types.StackTrace","key":123} in its place and adds
 "lost":N (the number of such references, nested ones included) after the event's "values". Standard
-error says how many events are affected. A null (N/A, JSON null) is a null as jfr print shows it.
+error says how many events are affected. A null (N/A, JSON null) is a null as jfr print shows it; a
+lost value is one the part read cannot give (rarely, the whole recording has null there: the JVM does
+not always write a constant it refers to).
 
 --events and --categories select types as jfr print's do: comma-separated names or patterns with
 * and ?, matching the full name (jdk.GarbageCollection) or the part after the last dot.`,
