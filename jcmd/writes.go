@@ -92,11 +92,16 @@ func fileRules(command string) []fileRule {
 // Java's streams, 0600 for a heap dump) less the JVM's umask, as open(2) would make it; a JVM whose umask
 // is not known (a kernel before 4.7) gets the owner's bits only. A fixed 0644 would let every user read a
 // recording (environment, properties, arguments) that the JVM's own umask keeps private.
+//
+// The owner may always read and write it (the JVM opens it by name, perhaps more than once: a umask
+// without the owner's write bit would make it fail where its own create would have given it a
+// writable descriptor), and nobody else may write it (another user could otherwise put data in it
+// before the JVM writes, or instead of a JVM that silently fails).
 func jvmPerm(perm uint32, st procfs.Status) uint32 {
 	if !st.HasUmask {
-		return perm & 0o700
+		return perm&0o700 | 0o600
 	}
-	return perm &^ st.Umask
+	return perm&^st.Umask&^0o022 | 0o600
 }
 
 // writesWithoutArguments reports the commands that write a file of the JVM's choosing when no argument
@@ -376,7 +381,7 @@ func (ws *Writes) Failed(out string) {
 		if it.w.deferred && strings.Contains(out, "Started recording") {
 			continue
 		}
-		it.p.Discard()
+		it.p.Discard() // never a file there before, or one appended to (VM.log): see rootfs.Prepared.Discard
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/jvmkit/jvmkit/internal/procfs"
 	"github.com/jvmkit/jvmkit/internal/rootfs"
 )
 
@@ -156,6 +157,28 @@ func TestAmbiguousLine(t *testing.T) {
 		}
 		if (err != nil) != bad {
 			t.Errorf("%q: %v, want refused %t", line, err, bad)
+		}
+	}
+}
+
+// TestJVMPerm: a file made for the JVM has the mode the JVM would give it, less others' write bits,
+// and always its owner's read and write.
+func TestJVMPerm(t *testing.T) {
+	for _, c := range []struct {
+		perm, umask uint32
+		has         bool
+		want        uint32
+	}{
+		{0o666, 0o022, true, 0o644},
+		{0o666, 0o027, true, 0o640},
+		{0o666, 0o077, true, 0o600},
+		{0o666, 0o000, true, 0o644},
+		{0o666, 0o277, true, 0o600},
+		{0o600, 0o022, true, 0o600},
+		{0o666, 0, false, 0o600},
+	} {
+		if got := jvmPerm(c.perm, procfs.Status{Umask: c.umask, HasUmask: c.has}); got != c.want {
+			t.Errorf("jvmPerm(%o, umask %o known %v) = %o, want %o", c.perm, c.umask, c.has, got, c.want)
 		}
 	}
 }

@@ -47,7 +47,9 @@ func writeAt(dfd int, dir, name string, entries []Entry, uid, gid int) error {
 // placeAt writes the map at l. The name is perf's, in a directory every user can write (/tmp): a
 // symbolic link, FIFO or socket there is not followed but replaced, as any file is (the map is renamed
 // over the name in one step), and said so through note; refusing it would let any user keep a JVM from
-// having a map by planting a link at a name they can guess. A directory there is an error.
+// having a map by planting a link at a name they can guess. A directory there is an error: a rename
+// cannot replace it, and another user's directory is not ours to remove (that user can still keep the
+// map from that name).
 func placeAt(l location, entries []Entry, uid, gid int, note func(string)) error {
 	var st unix.Stat_t
 	err := unix.Fstatat(l.dfd, l.name, &st, unix.AT_SYMLINK_NOFOLLOW)

@@ -67,7 +67,7 @@
 // link planted at the name is replaced, never followed. A writer holds an exclusive flock(2) on its
 // temporary file, which dies with it, so [RemoveStale] tells the temporary files of writers that were
 // killed from those of live ones and removes only the first kind. [Lock] takes a lock file that is
-// created the same way and never removed.
+// created the same way; only its holder removes it, while it holds it ([Unlock]).
 //
 // # Compatibility
 //

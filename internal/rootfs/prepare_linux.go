@@ -129,11 +129,13 @@ func (p *Prepared) Written() error {
 }
 
 // Discard removes the file Prepare made for a write that did not happen (the process reported that
-// its command failed), so that nothing is left behind: only when the name still holds that file and it
-// is still empty. A file that was there before and kept (see Mode) stays. It reports whether it removed
-// the file.
+// its command failed), so that nothing is left behind: only when the name was free before Prepare, still
+// holds that file and it is still empty. A file put where something was (Replaced), or kept, stays:
+// another run may have made the empty file it replaced for a process that writes it later, and a name
+// left free in a directory others can write is one they can plant a link at. It reports whether it
+// removed the file.
 func (p *Prepared) Discard() bool {
-	if p.file == nil || p.kept {
+	if p.file == nil || p.kept || p.Replaced || p.Mode == Append {
 		return false
 	}
 	var st, now unix.Stat_t
@@ -273,11 +275,13 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 		p.keep(d, st) {
 		return nil // the process's own file, which it appends to (nobody else can replace it here)
 	}
-	if p.Mode == Follow && exists && st.Mode&unix.S_IFMT == unix.S_IFREG && pr.trusts(st.Uid) && st.Nlink == 1 &&
-		d.st.Mode&unix.S_ISVTX != 0 && pr.trusts(d.st.Uid) && p.keep(d, st) {
-		// A trusted user's file in a sticky directory of a trusted user: nobody else can rename or remove
-		// it before the process opens it. Kept, it is still there if the command fails before writing
-		// (the process truncates it only when it writes); replaced by an empty file, it would be lost.
+	if p.Mode == Follow && exists && st.Mode&unix.S_IFMT == unix.S_IFREG && int(st.Uid) == pr.UID && st.Nlink == 1 &&
+		st.Size > 0 && d.st.Mode&unix.S_ISVTX != 0 && pr.trusts(d.st.Uid) && p.keep(d, st) {
+		// The process's user's own file, with content, in a sticky directory of a trusted user: nobody
+		// else can rename or remove it before the process opens it, and the process can write it. Kept,
+		// it is still there if the command fails before writing (the process truncates it only when it
+		// writes); replaced by an empty file, it would be lost. An empty file may be another run's, made
+		// a moment ago for the same name: it is replaced, so that each run has its own (see Discard).
 		return nil
 	}
 	suspicious := exists && (st.Mode&unix.S_IFMT != unix.S_IFREG || !pr.trusts(st.Uid) || st.Nlink > 1)

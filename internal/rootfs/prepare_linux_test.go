@@ -436,17 +436,36 @@ func TestKeepAndDiscard(t *testing.T) {
 		t.Errorf("Written after the write into the kept file: %v", err)
 	}
 
-	// Another user's file is still replaced (they could swap it for a link), and so is a file of the
-	// writer's with a second link.
-	for _, kind := range []string{"file", "hardlink"} {
+	// Another user's file is still replaced (they could swap it for a link), and so is a file with a
+	// second link; root's file too (the writer, uid 1000, could not write it); and an empty file of the
+	// writer's, which may be another run's made a moment ago for the same name: each run has its own,
+	// and Discard leaves the one it put where something was.
+	for _, kind := range []string{"file", "hardlink", "root", "empty"} {
 		name := filepath.Join(w.sticky, "planted-"+kind)
-		w.plant(t, name, kind)
+		switch kind {
+		case "root":
+			if err := os.WriteFile(name, []byte("root's"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case "empty":
+			if err := os.WriteFile(name, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(name, writerUID, writerUID); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			w.plant(t, name, kind)
+		}
 		q, err := w.pr.Prepare(name, rootfs.Follow, 0o644)
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)
 		}
 		if !q.Replaced {
 			t.Errorf("%s: kept, want replaced", kind)
+		}
+		if q.Discard() {
+			t.Errorf("%s: Discard removed the file put where something was", kind)
 		}
 		q.Close()
 	}

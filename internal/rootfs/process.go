@@ -67,10 +67,10 @@ const (
 	// links (fopen "w", O_CREAT|O_TRUNC): JDK 17's Compiler.perfmap, JFR.dump filename=, GC.heap_dump
 	// -overwrite. In a sticky directory that others can write in (/tmp), Prepare puts a new empty file
 	// of the process's at the name: nobody but the process and root can then remove or replace it. A
-	// regular file of the process's user or root already there, with one link, in such a directory of
-	// a trusted user, is kept instead: nobody else can replace it either, and a command that fails
-	// before writing leaves it as it was. In a directory that others can write in without the sticky
-	// bit, Prepare refuses.
+	// regular file of the process's user already there, not empty and with one link, in such a
+	// directory of a trusted user, is kept instead: nobody else can replace it either, and a command
+	// that fails before writing leaves it as it was. In a directory that others can write in without
+	// the sticky bit, Prepare refuses.
 	Follow Mode = iota
 	// Append is Follow for a process that appends (a log): the process's own file at the name, with one
 	// link, is kept.

@@ -238,7 +238,15 @@ func (j *JVM) Pause(t testing.TB) (unpause func()) {
 		}
 		return nil
 	}
-	if err := run("pause"); err != nil {
+	// runc's cgroup v1 freezer gives up ("unable to freeze") when a task does not freeze within its
+	// retries, which a busy machine can make happen; runc thaws the cgroup again then, so the pause is
+	// tried anew, a few times.
+	err := run("pause")
+	for try := 1; err != nil && strings.Contains(err.Error(), "unable to freeze") && try < 4; try++ {
+		t.Logf("%v; trying again (%d)", err, try)
+		err = run("pause")
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	var once sync.Once

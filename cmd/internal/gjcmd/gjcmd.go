@@ -615,6 +615,14 @@ func (g *gjcmd) startDebugging(ctx context.Context, cl *jcmd.Client, w io.Writer
 }
 
 func (g *gjcmd) executeRaw(ctx context.Context, cl *jcmd.Client, req request, w io.Writer, res *result) {
+	switch req.op {
+	case "properties", "agentProperties", "threaddump", "printflag":
+	default: // not sent to a frozen JVM, which would run it once thawed (see executeLine)
+		if err := cl.VM.Frozen(); err != nil {
+			res.err = fmt.Errorf("%w; %s was not sent", err, req.op)
+			return
+		}
+	}
 	// A file the operation has the JVM write is made safe first, as for diagnostic commands.
 	ws, err := cl.PrepareOperation(ctx, req.op, req.args)
 	if err != nil {
@@ -627,12 +635,19 @@ func (g *gjcmd) executeRaw(ctx context.Context, cl *jcmd.Client, req request, w 
 			res.notef("%s", n)
 		}
 	}
-	cw := &countWriter{w: w, keep: req.op == "load"}
+	cw := &countWriter{w: w, keep: req.op == "load" || ws != nil}
 	err = cl.VM.ExecuteTo(ctx, cw, req.op, req.args...)
 	res.setStatus(err)
-	if err == nil {
-		if err := ws.Check(); err != nil {
-			res.err = fmt.Errorf("%s: %w", req.op, err)
+	var jerr *attach.JVMError
+	switch {
+	case errors.As(err, &jerr):
+		ws.Failed(jerr.Message) // nothing left behind for an operation the JVM refused
+	case err == nil:
+		if cerr := ws.Check(); cerr != nil {
+			if jcmd.ReportsFailure(cw.kept.String()) {
+				ws.Failed(cw.kept.String()) // it said why it wrote nothing
+			}
+			res.err = fmt.Errorf("%s: %w", req.op, cerr)
 			return
 		}
 	}
