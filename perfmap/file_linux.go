@@ -34,11 +34,26 @@ func writeAt(dfd int, dir, name string, entries []Entry, uid, gid int) error {
 	if _, err := rootfs.CheckFinal(dfd, dir, name); err != nil {
 		return fmt.Errorf("perfmap: %w (a symbolic link or special file is not written through; remove it)", err)
 	}
-	var buf bytes.Buffer
-	if err := Write(&buf, entries); err != nil {
+	data, err := mapText(entries)
+	if err != nil {
 		return err
 	}
-	if err := rootfs.WriteFile(dfd, dir, name, buf.Bytes(), uid, gid, 0o644); err != nil {
+	return writeMap(dfd, dir, name, data, uid, gid)
+}
+
+// mapText is the text of a map of entries.
+func mapText(entries []Entry) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := Write(&buf, entries); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writeMap publishes data as the map dir/name (rootfs.WriteFile: a temporary file renamed over the
+// name), readable by everyone.
+func writeMap(dfd int, dir, name string, data []byte, uid, gid int) error {
+	if err := rootfs.WriteFile(dfd, dir, name, data, uid, gid, 0o644); err != nil {
 		return fmt.Errorf("perfmap: %w", err)
 	}
 	return nil
@@ -50,7 +65,7 @@ func writeAt(dfd int, dir, name string, entries []Entry, uid, gid int) error {
 // having a map by planting a link at a name they can guess. A directory there is an error: a rename
 // cannot replace it, and another user's directory is not ours to remove (that user can still keep the
 // map from that name).
-func placeAt(l location, entries []Entry, uid, gid int, note func(string)) error {
+func placeAt(l location, data []byte, uid, gid int, note func(string)) error {
 	var st unix.Stat_t
 	err := unix.Fstatat(l.dfd, l.name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	was := ""
@@ -63,12 +78,8 @@ func placeAt(l location, entries []Entry, uid, gid int, note func(string)) error
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		was = fmt.Sprintf("%s was %s owned by uid %d", l.path(), rootfs.Kind(st.Mode), st.Uid)
 	}
-	var buf bytes.Buffer
-	if err := Write(&buf, entries); err != nil {
+	if err := writeMap(l.dfd, l.dir, l.name, data, uid, gid); err != nil {
 		return err
-	}
-	if err := rootfs.WriteFile(l.dfd, l.dir, l.name, buf.Bytes(), uid, gid, 0o644); err != nil {
-		return fmt.Errorf("perfmap: %w", err)
 	}
 	if was != "" && note != nil {
 		note(was + "; replaced it with the map, not followed")
@@ -189,6 +200,10 @@ func PlaceWith(ctx context.Context, pid int, entries []Entry, o PlaceOptions) ([
 		return nil, err
 	}
 	defer closeAll(locs)
+	data, err := mapText(entries) // once for every place
+	if err != nil {
+		return nil, err
+	}
 	var done []string
 	var errs []error
 	for i, l := range locs {
@@ -203,7 +218,7 @@ func PlaceWith(ctx context.Context, pid int, entries []Entry, o PlaceOptions) ([
 		if i == 0 && len(locs) > 1 && o.JVMOwnsContainerMap {
 			uid, gid = t.UID, t.GID
 		}
-		if err := placeAt(l, entries, uid, gid, o.Note); err != nil {
+		if err := placeAt(l, data, uid, gid, o.Note); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -386,7 +386,7 @@ func (g *gjcmd) executeLine(ctx context.Context, cl *jcmd.Client, line string, w
 		res.notef("the JVM calls itself %d, its pid in its container; from this host it is %d", t.NSPID, t.PID)
 	}
 	if collect {
-		if err := g.collectFile(ctx, cl, line, cw.kept.String(), res); err != nil {
+		if err := g.collectFile(ctx, cl, name, line, cw.kept.String(), res); err != nil {
 			res.err = err
 			return false
 		}
@@ -551,9 +551,10 @@ func (g *gjcmd) outputNotDir() error {
 	return nil
 }
 
-// collectFile finds the file a command wrote, reports its host path and copies it out on request.
-func (g *gjcmd) collectFile(ctx context.Context, cl *jcmd.Client, line, out string, res *result) error {
-	if words, _ := jcmd.SplitLine(line); len(words) > 0 && words[0] == "JFR.start" {
+// collectFile finds the file command name (of line) wrote, reports its host path and copies it out on
+// request.
+func (g *gjcmd) collectFile(ctx context.Context, cl *jcmd.Client, name, line, out string, res *result) error {
+	if name == "JFR.start" {
 		// Nothing is written yet: the recording goes to its file when it stops.
 		if t := cl.Target(); t.Container() {
 			if f, ok := cl.WrittenFile(ctx, line, out); ok {
