@@ -164,6 +164,16 @@ func TestParity(t *testing.T) {
 		if gl.code != 0 { // other JDKs' subtests run their jcmd meanwhile: listed, as jcmd would
 			t.Errorf("-l: exit %d\n%s", gl.code, gl.stdout)
 		}
+		// jcmd -l ignores what follows it; a negative pid is jcmd's error, not an unknown flag.
+		if g := gjcmd(t, "-l", pid); g.code != 0 || line.FindString(g.stdout) == "" {
+			t.Errorf("-l %s: exit %d %q %q, want the list as jcmd -l prints it", pid, g.code, g.stdout, g.stderr)
+		}
+		for _, args := range [][]string{{"-1", "VM.version"}, {"-5"}} {
+			want, got := jcmd(args...), gjcmd(t, args...)
+			if got.code != want.code || got.stdout != want.stdout || strings.TrimSpace(got.stderr) != strings.TrimSpace(want.stderr) {
+				t.Errorf("%v: gjcmd exit %d %q %q; jcmd exit %d %q %q", args, got.code, got.stdout, got.stderr, want.code, want.stdout, want.stderr)
+			}
+		}
 		// -f: one command per line, up to "stop".
 		file := filepath.Join(t.TempDir(), "cmds")
 		os.WriteFile(file, []byte("VM.version\n# a comment, which the JVM skips\n#VM.flags\n\t# a tab'\"s odd quote\nVM.uptime\nstop\nVM.flags\n"), 0o644)
@@ -279,7 +289,7 @@ func TestExitCodes(t *testing.T) {
 		{"frozen with the request", []string{strconv.Itoa(frozenWarm.PID), "VM.version"}, 5, "frozen by its cgroup's freezer (podman or docker pause) and cannot answer; thaw it (podman unpause); it had VM.version, which it runs once it runs again"},
 		// Refused before the JVM dumps its heap, not after (the dump below must not exist).
 		{"-o exists", []string{"-o", existing, strconv.Itoa(ok.PID), "GC.heap_dump", dump}, 1, "not overwriting"},
-		{"protocol 2 before JDK 24", []string{"--protocol", "2", strconv.Itoa(ok.PID), "VM.version"}, 1, "JDK 24"},
+		{"protocol 2 before JDK 24", []string{"--protocol", "2", strconv.Itoa(ok.PID), "VM.version"}, 1, "gjcmd: the JVM does not speak attach protocol 2 (it needs JDK 24 or later)"},
 	} {
 		r := gjcmd(t, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {

@@ -150,8 +150,10 @@ func (g *gjcmd) parse(args []string) (rest []string, pending *Flag, err error) {
 		switch {
 		case a == "--":
 			return args[1:], nil, nil
-		case len(a) < 2 || a[0] != '-':
-			return args, nil, nil // the target: everything from here on is positional
+		case len(a) < 2 || a[0] != '-' || negativeNumber(a):
+			// The target: everything from here on is positional. A negative number is a target too (no
+			// shorthand is a digit), which run refuses as jcmd does, rather than as an unknown flag.
+			return args, nil, nil
 		}
 		args = args[1:]
 		if strings.HasPrefix(a, "--") {
@@ -199,6 +201,12 @@ func (g *gjcmd) parse(args []string) (rest []string, pending *Flag, err error) {
 		}
 	}
 	return nil, nil, nil
+}
+
+// negativeNumber says whether a is "-" and digits.
+func negativeNumber(a string) bool {
+	_, err := strconv.ParseUint(a[1:], 10, 64)
+	return a[0] == '-' && err == nil
 }
 
 // usage is the usage text that follows a usage error, and ends the help: pflag's layout.

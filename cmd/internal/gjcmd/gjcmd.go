@@ -96,10 +96,12 @@ type request struct {
 
 func (g *gjcmd) run(ctx context.Context, args []string) error {
 	if g.list || len(args) == 0 {
-		if len(args) > 0 {
-			return usagef("-l takes no arguments")
-		}
+		// jcmd -l ignores what follows it, and so does gjcmd: a drop-in takes the same command lines.
 		return g.listJVMs(ctx)
+	}
+	if n, err := strconv.Atoi(args[0]); err == nil && n < 0 {
+		fmt.Fprintf(g.stderr, "Invalid pid '%s' specified\n", args[0]) // jcmd's words and status
+		return cliutil.Exit(cliutil.ExitFailed)
 	}
 	if g.protocol < 0 || g.protocol > 2 {
 		return usagef("--protocol must be 0, 1 or 2")
@@ -726,7 +728,7 @@ func (g *gjcmd) finish(res *result) error {
 		return nil
 	}
 	var je *attach.JVMError
-	if errors.As(res.err, &je) {
+	if errors.As(res.err, &je) && je.Code != attach.StatusBadVersion { // that one's words are attach's, not the JVM's
 		// jcmd prints the JVM's message (e.g. "java.lang.IllegalArgumentException: Unknown diagnostic
 		// command") on stderr as it is.
 		if msg := strings.TrimSpace(je.Message); msg != "" {
