@@ -71,7 +71,7 @@ func (d *Dir) check() error {
 	// able to change the directory or any directory on the way to it, or they could swap it for a link
 	// (the agent would write and remove files elsewhere) or fill it so that rotation removes the profiles.
 	pr := rootfs.NewProcess(os.Getpid(), os.Geteuid(), os.Getegid(), nil, "")
-	p, err := pr.Prepare(d.Path, rootfs.PrivateDir, 0)
+	p, err := pr.Prepare(context.Background(), d.Path, rootfs.PrivateDir, 0)
 	if errors.Is(err, errors.ErrUnsupported) {
 		return nil
 	}

@@ -195,7 +195,7 @@ func (c *Client) checkLibrary(ctx context.Context, cmd, p string) error {
 			}
 			d = path.Dir(d)
 		}
-		prep, perr := pr.Prepare(d, rootfs.PrivateDir, 0)
+		prep, perr := pr.Prepare(ctx, d, rootfs.PrivateDir, 0)
 		if perr == nil {
 			prep.Close()
 			return nil // the JVM says it cannot load it; nobody else can put anything there
@@ -240,7 +240,7 @@ func (c *Client) preparePlanned(ctx context.Context, name string, planned []writ
 		if w.dirOK && mode == rootfs.Follow {
 			mode = rootfs.FollowOrDir
 		}
-		p, err := pr.Prepare(w.path, mode, jvmPerm(w.perm, c.Target().Status))
+		p, err := pr.Prepare(ctx, w.path, mode, jvmPerm(w.perm, c.Target().Status))
 		if err != nil {
 			ws.Close()
 			return nil, c.prepareErr(name, w, err)
@@ -392,7 +392,7 @@ func (c *Client) PerfMapData(ctx context.Context) ([]byte, *File, error) {
 		}
 	}
 	w := write{path: path, mode: rootfs.Fresh, perm: 0o666}
-	p, err := c.process(ctx).Prepare(path, rootfs.Fresh, jvmPerm(w.perm, t.Status))
+	p, err := c.process(ctx).Prepare(ctx, path, rootfs.Fresh, jvmPerm(w.perm, t.Status))
 	if err != nil {
 		return nil, nil, c.prepareErr("Compiler.perfmap", w, err)
 	}
@@ -490,7 +490,7 @@ func (c *Client) guardJFRRepository(ctx context.Context, name string, props func
 		base = tmp
 	}
 	pr := c.process(ctx)
-	if p, err := pr.Prepare(base, rootfs.PrivateDir, 0); err == nil {
+	if p, err := pr.Prepare(ctx, base, rootfs.PrivateDir, 0); err == nil {
 		p.Close()
 		return "", nil // only the JVM's user and root can put anything there
 	}

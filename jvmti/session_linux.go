@@ -281,7 +281,7 @@ var errReplaced = errors.New("replaced")
 // such a path with an error wrapping rootfs.ErrUnsafe; what passes cannot change until the load.
 func (s *Session) checkStaged(dfd int, dir, name string) error {
 	path := "/tmp/" + dir + "/" + name
-	p, err := rootfs.NewProcess(s.t.PID, s.t.UID, s.t.GID, s.t.Status.Groups, "").Prepare(path, rootfs.Exclusive, 0)
+	p, err := rootfs.NewProcess(s.t.PID, s.t.UID, s.t.GID, s.t.Status.Groups, "").Prepare(context.Background(), path, rootfs.Exclusive, 0)
 	if err != nil {
 		return fmt.Errorf("jvmti: not loading an agent into process %d: %w", s.t.PID, err)
 	}

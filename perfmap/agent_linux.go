@@ -216,7 +216,7 @@ func (s *agentSession) runOther(libPath, hostLib, options string) ([]Entry, erro
 			}
 		}
 	}()
-	p, err := rootfs.NewProcess(s.t.PID, s.t.UID, s.t.GID, s.t.Status.Groups, "").Prepare("/tmp/"+name, rootfs.Fresh, 0o644)
+	p, err := rootfs.NewProcess(s.t.PID, s.t.UID, s.t.GID, s.t.Status.Groups, "").Prepare(context.Background(), "/tmp/"+name, rootfs.Fresh, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("perfmap: not loading agent %s into process %d: %w", hostLib, s.t.PID, err)
 	}

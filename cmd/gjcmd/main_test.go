@@ -841,3 +841,60 @@ func TestCopyToTheJVMsFile(t *testing.T) {
 		t.Errorf("rec.jfr: %v", err)
 	}
 }
+
+// TestConcurrentSameFile: gjcmd runs that have one JVM write the same name at once, in a directory that
+// everyone can write (as /tmp): each JFR.dump succeeds and the name holds a whole recording, as with
+// the JDK's jcmd (each run's file made safe for the JVM must not replace another run's under it); of the
+// heap dumps, which the JVM creates exclusively, one writes the file and the others get the JVM's "File
+// exists". Nothing else is left in the directory.
+func TestConcurrentSameFile(t *testing.T) {
+	jdk := testutil.JDK17(t)
+	j := testutil.StartJVM(t, jdk, testutil.JVMOptions{JVMArgs: []string{"-XX:StartFlightRecording=name=rec"}})
+	pid := strconv.Itoa(j.PID)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	concurrently := func(n int, args ...string) []run {
+		out := make([]run, n)
+		var wg sync.WaitGroup
+		for i := range out {
+			wg.Go(func() { out[i] = gjcmd(t, args...) })
+		}
+		wg.Wait()
+		return out
+	}
+	jfr := filepath.Join(dir, "same.jfr")
+	for i, r := range concurrently(4, pid, "JFR.dump", "name=rec", "filename="+jfr) {
+		if r.code != 0 || !strings.Contains(r.stdout, "Dumped recording") {
+			t.Errorf("JFR.dump %d of 4: exit %d %q %q", i+1, r.code, r.stdout, r.stderr)
+		}
+	}
+	if b, err := os.ReadFile(jfr); err != nil || !bytes.HasPrefix(b, []byte("FLR\x00")) {
+		t.Errorf("%s after 4 concurrent dumps: %v, %d bytes, want a recording", jfr, err, len(b))
+	}
+	hprof := filepath.Join(dir, "same.hprof")
+	created := 0
+	for i, r := range concurrently(3, pid, "GC.heap_dump", hprof) {
+		switch {
+		case r.code == 0 && strings.Contains(r.stdout, "Heap dump file created"):
+			created++
+		case r.code == 0 && strings.Contains(r.stdout, "File exists"): // the JVM's answer, status 0 as with jcmd
+		default:
+			t.Errorf("GC.heap_dump %d of 3: exit %d %q %q", i+1, r.code, r.stdout, r.stderr)
+		}
+	}
+	if fi, err := os.Stat(hprof); created != 1 || err != nil || fi.Size() == 0 {
+		t.Errorf("3 concurrent heap dumps to one name: %d created it, %s: %v; want 1 and the dump there", created, hprof, err)
+	}
+	names, _ := os.ReadDir(dir)
+	var left []string
+	for _, e := range names {
+		if e.Name() != "same.jfr" && e.Name() != "same.hprof" {
+			left = append(left, e.Name())
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("left in %s: %v", dir, left)
+	}
+}

@@ -35,7 +35,7 @@ type Prepared struct {
 }
 
 // Prepare makes a path safe for another process's write. Only Linux is supported.
-func (pr *Process) Prepare(p string, _ Mode, _ uint32) (*Prepared, error) {
+func (pr *Process) Prepare(_ context.Context, p string, _ Mode, _ uint32) (*Prepared, error) {
 	return nil, fmt.Errorf("prepare %s: %w", p, errors.ErrUnsupported)
 }
 

@@ -1,6 +1,7 @@
 package rootfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jvmkit/jvmkit/internal/procfs"
 	"golang.org/x/sys/unix"
@@ -29,7 +31,13 @@ import (
 // The final name is then prepared as mode says (see Mode). Prepare never follows a symbolic link at the
 // final name and never writes into an existing file; a regular file of a trusted user that nobody else
 // can replace is kept for the process to truncate (Follow) or append to (Append).
-func (pr *Process) Prepare(p string, mode Mode, perm uint32) (*Prepared, error) {
+//
+// In a directory that others can write (/tmp), the runs that prepare the same name are serialised: a
+// lock on .jvmkit-<name>.lock beside it (see Lock) is taken before the name is looked at, waiting while
+// ctx allows (at most nameLockWait), and held until Close. Without it two runs for one name, each
+// putting a file of its own there, would each find its file replaced by the other's, and a process
+// that had opened the first would write into a file no longer at the name.
+func (pr *Process) Prepare(ctx context.Context, p string, mode Mode, perm uint32) (*Prepared, error) {
 	wk, err := pr.startWalk(p)
 	if err != nil {
 		return nil, err
@@ -47,7 +55,7 @@ func (pr *Process) Prepare(p string, mode Mode, perm uint32) (*Prepared, error) 
 		return nil, err
 	}
 	out := &Prepared{Dir: d.path, Name: name, Path: joinPath(d.path, name), Mode: mode, dfd: d.fd, pr: pr}
-	if err := out.prepareFinal(wk, d, perm); err != nil {
+	if err := out.prepareFinal(ctx, wk, d, perm); err != nil {
 		out.Close()
 		return nil, err
 	}
@@ -71,6 +79,8 @@ type Prepared struct {
 	kept   bool     // file was at the name before (see keep)
 	before unix.Stat_t
 	pr     *Process
+	lock   *os.File // the name's lock (lockName), held until Close
+	lockAt string   // its name in Dir
 }
 
 // HostPath is where the caller finds Path (under the process's root).
@@ -81,8 +91,12 @@ func (p *Prepared) HostPath() string { return p.pr.show(p.Path) }
 // directory that only trusted users can write).
 func (p *Prepared) File() *os.File { return p.file }
 
-// Close releases the handles; the files stay.
+// Close releases the handles and the name's lock; the files stay.
 func (p *Prepared) Close() {
+	if p.lock != nil {
+		Unlock(p.dfd, p.lockAt, p.lock)
+		p.lock = nil
+	}
 	if p.file != nil {
 		p.file.Close()
 		p.file = nil
@@ -215,7 +229,7 @@ func (p *Prepared) Remove() bool {
 	return unix.Unlinkat(p.dfd, p.Name, 0) == nil
 }
 
-func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
+func (p *Prepared) prepareFinal(ctx context.Context, wk *walker, d dir, perm uint32) error {
 	pr := p.pr
 	switch p.Mode {
 	case Exclusive:
@@ -257,6 +271,11 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 	}
 	if p.Mode == FollowOrDir {
 		p.Mode = Follow
+	}
+	if p.Mode != Fresh { // a Fresh name is the caller's own choice, not shared
+		if err := p.lockName(ctx, d); err != nil {
+			return err
+		}
 	}
 	var st unix.Stat_t
 	err := unix.Fstatat(d.fd, p.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -328,6 +347,32 @@ func (p *Prepared) prepareFinal(wk *walker, d dir, perm uint32) error {
 		p.Note = fmt.Sprintf("%s was %s; replaced it with a new empty file owned by uid %d before the JVM wrote it", p.HostPath(), what, pr.UID)
 	}
 	return nil
+}
+
+// nameLockWait bounds the wait for another run that prepared the same name (see Prepare).
+const nameLockWait = 60 * time.Second
+
+// lockName takes the lock that serialises the runs preparing the same name in d (see Prepare). The lock
+// file is the process's user's (Lock): where that user may not create one, or the file system refuses
+// it, the name goes unlocked, as it does when the lock's name would be too long.
+func (p *Prepared) lockName(ctx context.Context, d dir) error {
+	name := ".jvmkit-" + p.Name + ".lock"
+	if len(name) > 255 || p.pr.mayCreate(d) != nil {
+		return nil
+	}
+	wait, cancel := context.WithTimeout(ctx, nameLockWait)
+	defer cancel()
+	f, err := Lock(wait, d.fd, p.pr.show(d.path), name, p.pr.UID, p.pr.GID)
+	switch {
+	case err == nil:
+		p.lock, p.lockAt = f, name
+		return nil
+	case ctx.Err() != nil:
+		return err
+	case wait.Err() != nil:
+		return fmt.Errorf("%s: another run has been preparing it for %v: %w", p.HostPath(), nameLockWait, err)
+	}
+	return nil // unlocked, as where the lock cannot be made
 }
 
 // keep takes the file st at the name as the one the process will write (Append, and Follow where

@@ -113,7 +113,7 @@ func TestPrepareReplacesPlanted(t *testing.T) {
 			w := newWorld(t)
 			name := filepath.Join(w.sticky, "perf-1.map")
 			w.plant(t, name, kind)
-			p, err := w.pr.Prepare(name, rootfs.Follow, 0o644)
+			p, err := w.pr.Prepare(context.Background(), name, rootfs.Follow, 0o644)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +180,7 @@ func TestPrepareRefuses(t *testing.T) {
 		{filepath.Join(rootSticky, "x.log"), rootfs.Append, "uid 1000 may not create files in"},
 	}
 	for _, c := range cases {
-		p, err := w.pr.Prepare(c.path, c.mode, 0o644)
+		p, err := w.pr.Prepare(context.Background(), c.path, c.mode, 0o644)
 		if err == nil {
 			p.Close()
 			t.Errorf("Prepare(%s, %d): nil error, want ErrUnsafe", c.path, c.mode)
@@ -229,7 +229,7 @@ func TestPrepareAllows(t *testing.T) {
 		{trusted, private, rootfs.FollowOrDir, false},
 	}
 	for _, c := range cases {
-		p, err := w.pr.Prepare(c.path, c.mode, 0o644)
+		p, err := w.pr.Prepare(context.Background(), c.path, c.mode, 0o644)
 		if err != nil {
 			t.Errorf("Prepare(%s, %d): %v", c.path, c.mode, err)
 			continue
@@ -247,7 +247,7 @@ func TestPrepareAllows(t *testing.T) {
 func TestWrittenElsewhere(t *testing.T) {
 	w := newWorld(t)
 	name := filepath.Join(w.sticky, "x.jfr")
-	p, err := w.pr.Prepare(name, rootfs.Follow, 0o644)
+	p, err := w.pr.Prepare(context.Background(), name, rootfs.Follow, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestKeepAndDiscard(t *testing.T) {
 	if err := os.Chown(own, writerUID, writerUID); err != nil {
 		t.Fatal(err)
 	}
-	p, err := w.pr.Prepare(own, rootfs.Follow, 0o644)
+	p, err := w.pr.Prepare(context.Background(), own, rootfs.Follow, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +457,7 @@ func TestKeepAndDiscard(t *testing.T) {
 		default:
 			w.plant(t, name, kind)
 		}
-		q, err := w.pr.Prepare(name, rootfs.Follow, 0o644)
+		q, err := w.pr.Prepare(context.Background(), name, rootfs.Follow, 0o644)
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)
 		}
@@ -472,7 +472,7 @@ func TestKeepAndDiscard(t *testing.T) {
 	w.victimIntact(t)
 
 	fresh := filepath.Join(w.sticky, "failed.jfr")
-	q, err := w.pr.Prepare(fresh, rootfs.Follow, 0o600)
+	q, err := w.pr.Prepare(context.Background(), fresh, rootfs.Follow, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,7 +488,7 @@ func TestKeepAndDiscard(t *testing.T) {
 		t.Error("the empty file is still there")
 	}
 	written := filepath.Join(w.sticky, "written.jfr")
-	r, err := w.pr.Prepare(written, rootfs.Follow, 0o644)
+	r, err := w.pr.Prepare(context.Background(), written, rootfs.Follow, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,5 +496,45 @@ func TestKeepAndDiscard(t *testing.T) {
 	writeAsJVM(t, written, "data")
 	if r.Discard() {
 		t.Error("Discard removed a file the writer wrote")
+	}
+}
+
+// TestPrepareSameName: two runs preparing one name in a sticky directory take turns (the name's lock),
+// so that the second keeps what the first had written instead of replacing the first's file under it;
+// the lock file goes with the last Close.
+func TestPrepareSameName(t *testing.T) {
+	w := newWorld(t)
+	name := filepath.Join(w.sticky, "same.jfr")
+	p, err := w.pr.Prepare(context.Background(), name, rootfs.Follow, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if q, err := w.pr.Prepare(waiting, name, rootfs.Follow, 0o644); err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		if q != nil {
+			q.Close()
+		}
+		t.Fatalf("a second Prepare of the name while the first is open: %v, want it to wait (and its context to end it)", err)
+	}
+	writeAsJVM(t, name, "first")
+	if err := p.Written(); err != nil {
+		t.Fatalf("the first run's file: %v", err)
+	}
+	p.Close()
+	q, err := w.pr.Prepare(context.Background(), name, rootfs.Follow, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Replaced || q.File() == nil {
+		t.Errorf("the second run: replaced %v, file %v; want the first's written file kept", q.Replaced, q.File() != nil)
+	}
+	writeAsJVM(t, name, "second")
+	if err := q.Written(); err != nil {
+		t.Errorf("the second run's write: %v", err)
+	}
+	q.Close()
+	if _, err := os.Lstat(filepath.Join(w.sticky, ".jvmkit-same.jfr.lock")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the name's lock file after both runs: %v, want it gone", err)
 	}
 }
