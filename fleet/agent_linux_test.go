@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -29,6 +30,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/jvmkit/jvmkit/fleet"
+	"github.com/jvmkit/jvmkit/internal/realapps"
 	"github.com/jvmkit/jvmkit/internal/testutil"
 	"github.com/jvmkit/jvmkit/jcmd"
 )
@@ -209,11 +211,17 @@ func leafMethod(stack string) string {
 	return frames[len(frames)-1]
 }
 
-func topLeaves(stacks map[string]int64, n int) []string {
+// leafCounts are the samples of each leaf method.
+func leafCounts(stacks map[string]int64) map[string]int64 {
 	byLeaf := map[string]int64{}
 	for s, c := range stacks {
 		byLeaf[leafMethod(s)] += c
 	}
+	return byLeaf
+}
+
+func topLeaves(stacks map[string]int64, n int) []string {
+	byLeaf := leafCounts(stacks)
 	leaves := make([]string, 0, len(byLeaf))
 	for l := range byLeaf {
 		leaves = append(leaves, l)
@@ -611,7 +619,13 @@ func compareLeaves(t *testing.T, what string, agentStacks, shotStacks map[string
 		return c, a, o
 	}
 	c10, a, o := common(10)
-	t.Logf("%s: agent %d samples, one-shot %d; top-10 leaf methods in common: %d\n  agent    %v\n  one-shot %v", what, agentN, shotN, c10, a, o)
+	// Leaves ranked 8th to 12th are often a few samples apart: one of the agent's top 10 that the one-shot
+	// profile counts as often as its own 10th, within the samples' error, is as good as in its top 10.
+	al, ol := leafCounts(agentStacks), leafCounts(shotStacks)
+	tied := realapps.TiedOverlap(al, ol, 10, func(k string) float64 {
+		return min(0.5, 1/math.Sqrt(float64(max(1, min(al[k], ol[k])))))
+	})
+	t.Logf("%s: agent %d samples, one-shot %d; top-10 leaf methods in common: %d (%d with ties)\n  agent    %v\n  one-shot %v", what, agentN, shotN, c10, tied, a, o)
 	switch n := min(agentN, shotN); {
 	case n < 100:
 		t.Logf("%s: only %d samples on one side: the leaf comparison cannot tell anything; not judged", what, n)
@@ -619,8 +633,8 @@ func compareLeaves(t *testing.T, what string, agentStacks, shotStacks map[string
 		if c5, a5, o5 := common(5); c5 < min(4, len(a5), len(o5)) {
 			t.Errorf("%s: top-5 leaf methods (%d samples): %d of 5 in common, want >= 4", what, n, c5)
 		}
-	case c10 < min(8, len(a), len(o)):
-		t.Errorf("%s: top-10 leaf methods: %d of 10 in common, want >= 8", what, c10)
+	case tied < min(8, len(a), len(o)):
+		t.Errorf("%s: top-10 leaf methods: %d of 10 in common (%d counting ties within the sampling error), want >= 8", what, c10, tied)
 	}
 }
 
