@@ -131,7 +131,7 @@ type Bucket struct {
 // Map names the aggregation programs refer to.
 const (
 	mapCounts  = "counts"  // BPF_MAP_TYPE_HASH, key → value as above
-	mapMissed  = "missed"  // BPF_MAP_TYPE_PERCPU_ARRAY, [0]: firings whose new key did not fit; windows [1] lost, [2] unreadable
+	mapMissed  = "missed"  // BPF_MAP_TYPE_PERCPU_ARRAY, [0]: firings whose new key did not fit; windows [1] lost, [2] unreadable, [3] their weight; [4] samples without a window, [5] their weight
 	mapWindows = "windows" // BPF_MAP_TYPE_RINGBUF of window records, with a Window
 	mapGate    = "gate"    // BPF_MAP_TYPE_ARRAY, [0]: not 0 once the aggregation is frozen
 )
@@ -196,10 +196,10 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 	o := s.opts
 	const overOff = -16
 	const weightOff, unweightedOff, tidOff, counterOff, epochOff, directOff = -24, -32, -40, -48, -56, -64
-	const topOff, sizeOff, wstartOff, wlenOff = -72, -80, -88, -96
+	const topOff, sizeOff, wstartOff, wlenOff, sampleOff = -72, -80, -88, -96, -104
 	sumsOff := int16(overOff - 8*len(o.Sum))
 	if o.Weight != nil {
-		sumsOff = int16(wlenOff - 8*len(o.Sum))
+		sumsOff = int16(sampleOff - 8*len(o.Sum))
 	}
 	keyOff := sumsOff - int16(o.keySize())
 	valOff := keyOff - int16(o.valueSize())
@@ -279,13 +279,13 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 		// ptr is free until a new key's string is read.
 		code, err := weightCode(w, regs, p, ptr, weightSlots{weight: weightOff, unweighted: unweightedOff, tid: tidOff,
 			counter: counterOff, epoch: epochOff, direct: directOff, top: topOff, size: sizeOff,
-			wstart: wstartOff, wlen: wlenOff})
+			wstart: wstartOff, wlen: wlenOff, sample: sampleOff})
 		if err != nil {
 			return nil, err
 		}
 		add(code...)
 		if win := w.Window; win != nil {
-			add(s.windowCode(win, wstartOff, wlenOff, weightOff, unweightedOff, keyOff)...)
+			add(s.windowCode(win, wstartOff, wlenOff, sampleOff, weightOff, unweightedOff, keyOff)...)
 		}
 	}
 	weightSlot := int16(16 + 8*len(o.Sum)) // in the value
@@ -424,17 +424,27 @@ func (s *aggSpec) program() (asm.Instructions, error) {
 //	...           BufferWindow.Bytes bytes, the first "bytes copied" of them the copy
 //
 // A window that finds the ring buffer full, or memory it cannot read, is counted in mapMissed[1] and
-// [2], its weight added to [3]. The sample's weight goes with its window (or into [3]), not into its
-// key's bucket, which counts the firing as a sample of weight 0.
-func (s *aggSpec) windowCode(win *BufferWindow, wstart, wlen, weight, unweighted, keyOff int16) asm.Instructions {
+// [2], its weight added to [3]; a new buffer's sample that could have no window (sample set, wlen 0) is
+// counted in [4], its weight added to [5]. The sample's weight goes with its window (or into [3] or [5]),
+// not into its key's bucket, which counts the firing as a sample of weight 0. Other weighed firings (an
+// allocation outside a buffer, weighed by its own bytes) keep their weight in their bucket.
+func (s *aggSpec) windowCode(win *BufferWindow, wstart, wlen, sample, weight, unweighted, keyOff int16) asm.Instructions {
 	const rec, n = asm.R7, asm.R9 // the record, the bytes to copy
 	hdr := int32(windowHeader + 8*len(s.opts.Key))
 	insns := asm.Instructions{
 		asm.LoadMem(asm.R1, asm.R10, unweighted, asm.DWord),
 		asm.JNE.Imm(asm.R1, 0, "win_done"),
 		asm.LoadMem(n, asm.R10, wlen, asm.DWord),
-		asm.JEq.Imm(n, 0, "win_done"),
-		asm.JLE.Imm(n, int32(win.Bytes), "win_reserve"),
+		asm.JNE.Imm(n, 0, "win_some"),
+		asm.LoadMem(asm.R1, asm.R10, sample, asm.DWord),
+		asm.JEq.Imm(asm.R1, 0, "win_done"),
+	}
+	// mapMissed[4] += 1, mapMissed[5] += the weight
+	insns = append(insns, missedAdd(asm.StoreImm(asm.R10, -8, 4, asm.Word), asm.Mov.Imm(asm.R1, 1), "win_none_weight")...)
+	insns = append(insns, missedAdd(asm.StoreImm(asm.R10, -8, 5, asm.Word).WithSymbol("win_none_weight"), asm.LoadMem(asm.R1, asm.R10, weight, asm.DWord), "win_taken")...)
+	insns = append(insns,
+		asm.Ja.Label("win_taken"),
+		asm.JLE.Imm(n, int32(win.Bytes), "win_reserve").WithSymbol("win_some"),
 		// A longer buffer: its first Bytes/2 to Bytes bytes, the end chosen at random. A buffer that
 		// starts where a loop left the previous one (they all do, where a loop allocates the same
 		// objects over and over) would give a window of a fixed length the same partial round of the
@@ -458,7 +468,7 @@ func (s *aggSpec) windowCode(win *BufferWindow, wstart, wlen, weight, unweighted
 		asm.StoreMem(rec, 16, asm.R1, asm.DWord),
 		asm.LoadMem(asm.R1, asm.R10, wlen, asm.DWord),
 		asm.StoreMem(rec, 24, asm.R1, asm.DWord),
-	}
+	)
 	for k := range s.opts.Key {
 		insns = append(insns,
 			asm.LoadMem(asm.R1, asm.R10, keyOff+8+int16(8*k), asm.DWord),
@@ -492,6 +502,18 @@ func (s *aggSpec) windowCode(win *BufferWindow, wstart, wlen, weight, unweighted
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("win_done"),
 	)
 	return insns
+}
+
+// WindowCounts are the samples of an aggregation with a BufferWindow that no window carries: their
+// weights are in no bucket either (Aggregator.Windows).
+type WindowCounts struct {
+	// Lost are the windows not copied (the ring buffer was full, or their memory could not be read),
+	// LostWeight the sum of their weights.
+	Lost, LostWeight uint64
+	// None are the new buffers' samples that could have no window: the thread's previous buffer is not
+	// known (its first sample seen, a buffer's start that fired unseen) or may have been moved or freed
+	// (the Stable value changed since: a collection). NoneWeight is the sum of their weights.
+	None, NoneWeight uint64
 }
 
 // missedAdd adds to the counter of mapMissed whose index index stores at R10-8 the value value puts

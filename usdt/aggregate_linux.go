@@ -82,7 +82,7 @@ func Aggregate(ctx context.Context, sites []Site, opts AggregateOptions) (_ *Agg
 	if err != nil {
 		return nil, bpfError("create aggregation map", err)
 	}
-	a.missed, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_missed", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 4})
+	a.missed, err = ebpf.NewMap(&ebpf.MapSpec{Name: "usdt_missed", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 6})
 	if err != nil {
 		return nil, bpfError("create miss counter", err)
 	}
@@ -202,24 +202,24 @@ func (a *Aggregator) readWindows(handle func(Window)) {
 }
 
 // Windows waits, after Stop, until every window has been handed to BufferWindow.Handle, and returns the
-// windows missed (the ring buffer was full, or their memory could not be read) and the sum of their
-// weights, which no bucket and no window carries, and any error of the reader. Without a Window it
-// returns zeros at once.
-func (a *Aggregator) Windows() (missed, weight uint64, err error) {
+// samples that no window carries, with the sums of their weights, which no bucket carries either (see
+// WindowCounts), and any error of the reader. Without a Window it returns zeros at once.
+func (a *Aggregator) Windows() (WindowCounts, error) {
+	var c WindowCounts
 	if a.rd == nil || a.readDone == nil {
-		return 0, 0, nil
+		return c, nil
 	}
 	<-a.readDone
-	for i, dst := range []*uint64{&missed, &missed, &weight} {
+	for i, dst := range []*uint64{&c.Lost, &c.Lost, &c.LostWeight, &c.None, &c.NoneWeight} {
 		var perCPU []uint64
 		if err := a.missed.Lookup(uint32(i+1), &perCPU); err != nil {
-			return 0, 0, fmt.Errorf("usdt: read window counters: %w", err)
+			return WindowCounts{}, fmt.Errorf("usdt: read window counters: %w", err)
 		}
 		for _, v := range perCPU {
 			*dst += v
 		}
 	}
-	return missed, weight, a.readErr
+	return c, a.readErr
 }
 
 // Sites returns the sites being counted; Bucket.Site indexes it.

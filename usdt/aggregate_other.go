@@ -43,4 +43,4 @@ func (a *Aggregator) SetThread(WeightedThread) error { return ErrNotSupported }
 func (a *Aggregator) DeleteThread(int) error { return ErrNotSupported }
 
 // Windows is not supported on this system.
-func (a *Aggregator) Windows() (missed, weight uint64, err error) { return 0, 0, ErrNotSupported }
+func (a *Aggregator) Windows() (WindowCounts, error) { return WindowCounts{}, ErrNotSupported }

@@ -75,7 +75,7 @@ func TestLoadWindowProgram(t *testing.T) {
 		}
 		maps := map[string]*ebpf.MapSpec{
 			mapCounts:  {Type: ebpf.Hash, KeySize: uint32(opts.keySize()), ValueSize: uint32(opts.valueSize()), MaxEntries: 16},
-			mapMissed:  {Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 4},
+			mapMissed:  {Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 6},
 			mapGate:    {Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1},
 			mapThreads: {Type: ebpf.Hash, KeySize: 4, ValueSize: threadValueSize, MaxEntries: 16},
 			mapWindows: {Type: ebpf.RingBuf, MaxEntries: 1 << 20},

@@ -158,11 +158,12 @@ const (
 
 // weightSlots are the stack slots (offsets from R10) weightCode uses: it leaves the firing's weight in
 // weight and 1 in unweighted when it has none (else 0); with a Window, the previous buffer's start in
-// wstart and the bytes to copy from it in wlen (0: no window). The others are its scratch. It also uses
-// the 8 bytes at R10-8.
+// wstart and the bytes to copy from it in wlen (0: no window), and 1 in sample when the firing is a new
+// buffer's sample (a window was looked for: with wlen 0, one that could not be had). The others are its
+// scratch. It also uses the 8 bytes at R10-8.
 type weightSlots struct {
 	weight, unweighted, tid, counter, epoch, direct, top, size int16
-	wstart, wlen                                               int16
+	wstart, wlen, sample                                       int16
 }
 
 // weightCode is the code that weighs a firing (see ThreadWeight), with the weighed threads' map
@@ -177,6 +178,7 @@ func weightCode(w *ThreadWeight, regs ptRegs, p *Probe, thread asm.Register, sl 
 			asm.Mov.Imm(asm.R1, 0),
 			asm.StoreMem(asm.R10, sl.wlen, asm.R1, asm.DWord),
 			asm.StoreMem(asm.R10, sl.wstart, asm.R1, asm.DWord),
+			asm.StoreMem(asm.R10, sl.sample, asm.R1, asm.DWord),
 		)
 	}
 	add(
@@ -359,6 +361,10 @@ func windowCode(win *BufferWindow, thread asm.Register, sl weightSlots) asm.Inst
 		// previous buffer's used part is not known.
 		asm.LoadMem(asm.R3, asm.R10, sl.epoch, asm.DWord),
 		asm.JEq.Imm(asm.R3, 0, "w_no_stable"),
+		// A new buffer's sample, whose own allocation is a point of the new buffer: it has a window, or
+		// its weight is spread (see Aggregator.Windows).
+		asm.Mov.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R10, sl.sample, asm.R1, asm.DWord),
 		asm.Mov.Reg(asm.R1, asm.R10),
 		asm.Add.Imm(asm.R1, -8),
 		asm.Mov.Imm(asm.R2, 4),

@@ -207,8 +207,10 @@ func testAlloc(t *testing.T, tl tools, app, truth *instance) *allocRun {
 	}
 	p := &run.sampled.Profile
 	ours := run.sampled.bytes()
-	t.Logf("alloc --switch-flags (pid %d): %d firings, %d samples standing for %s in %v; top 10 by bytes %s", app.PID,
-		p.Count, p.Samples, mib(p.Bytes), run.to.Sub(run.from).Round(time.Millisecond), withCounts(Top(ours, 10), ours))
+	t.Logf("alloc --switch-flags (pid %d): %d firings, %d samples standing for %s in %v (%d windows walked, %d lost, %d not walked, "+
+		"%d samples without one standing for %s, spread alike); top 10 by bytes %s", app.PID, p.Count, p.Samples, mib(p.Bytes),
+		run.to.Sub(run.from).Round(time.Millisecond), p.Windows, p.WindowsLost, p.WindowsFailed, p.WindowsNone, mib(p.WindowsNoneBytes),
+		withCounts(Top(ours, 10), ours))
 	if truth == nil {
 		return run
 	}
@@ -395,9 +397,10 @@ func compareAllocTruth(t *testing.T, app *testutil.App, run *allocRun, events []
 		eb, ep := e.bytes(), e.samples()
 		eTied := TiedOverlap(eb, et, 10, sampleSlack(e.precision()))
 		eAgree := ShareAgreement(eb, et)
-		t.Logf("the sample's estimator in the full-probe JVM (%d samples, %s in %v) vs its full probe over the same window "+
+		t.Logf("the sample's estimator in the full-probe JVM (%d samples, %s in %v; %d without a window, %s) vs its full probe over the same window "+
 			"(bpftrace): top 10 by bytes %d/10 (%d/10 as ranked), byte shares agree %.1f%%; top 10 %s\n  truth: %s", total(ep),
-			mib(e.Profile.Bytes), time.Duration(e.WindowEnd-e.WindowStart).Round(time.Millisecond), eTied,
+			mib(e.Profile.Bytes), time.Duration(e.WindowEnd-e.WindowStart).Round(time.Millisecond), e.Profile.WindowsNone,
+			mib(e.Profile.WindowsNoneBytes), eTied,
 			Overlap(Top(eb, 10), Top(et, 10)), 100*eAgree, withCounts(Top(eb, 10), eb), withCounts(Top(et, 12), et))
 		// Per class of the truth's first 12: its bytes, the estimate's, and the estimate's samples against
 		// what the truth's byte share predicts (a sample point that falls on a class less often than its

@@ -281,8 +281,8 @@ func TestSwitchFlagsWindows(t *testing.T) {
 			}
 			return 0
 		}
-		t.Logf("%s: %d samples, %d spread over their window, %d not walked (%s), %d lost; shares %s %.2f%%, byte[] %.2f%%, %s %.2f%%",
-			jdk.Name(), p.Samples, p.Windows, p.WindowsFailed, p.WindowError, p.WindowsLost,
+		t.Logf("%s: %d samples, %d spread over their window, %d not walked (%s), %d lost, %d without one (%d bytes); shares %s %.2f%%, byte[] %.2f%%, %s %.2f%%",
+			jdk.Name(), p.Samples, p.Windows, p.WindowsFailed, p.WindowError, p.WindowsLost, p.WindowsNone, p.WindowsNoneBytes,
 			classA, 100*share(classA), 100*share("byte[]"), classB, 100*share(classB))
 		// At this rate (a new TLAB every few microseconds) the ring buffer drops windows, whose weight is
 		// spread as the others': samples without a window are a thread's first and the first after a

@@ -151,32 +151,34 @@ func rampUp(y uint64) float64 {
 
 // spread adds the windows' weights to the classes of p (sized with SizesWeights; the kernel's buckets
 // counted the windowed samples without their weight). The weight of the windows that were missed (a full
-// ring buffer: missedW, from the kernel) or could not be walked is spread as the walked windows' bytes
-// are: why a window is missed has nothing to do with the classes in it, where giving it to the class of
-// the sampled allocation would bring back the bias the windows remove.
-func (w *windows) spread(p *AllocProfile, missed, missedW uint64, byName map[string]*ClassAlloc) {
+// ring buffer: c.Lost, from the kernel), could not be walked, or could not be had (c.None: a thread's
+// first sample, the first after a collection) is spread as the walked windows' bytes are: why a sample
+// has no window has nothing to do with the classes in it, where giving it to the class of the sampled
+// allocation would bring back the bias the windows remove.
+func (w *windows) spread(p *AllocProfile, c usdt.WindowCounts, byName map[string]*ClassAlloc) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var total float64
 	for _, b := range w.bytes {
 		total += b
 	}
-	rest := float64(missedW + w.failedW)
+	rest := float64(c.LostWeight + c.NoneWeight + w.failedW)
 	for name, bytes := range w.bytes {
-		c := byName[name]
-		if c == nil {
-			c = &ClassAlloc{Class: javaname.TypeName(name)}
-			c.InstanceSize, _ = vmstructs.LoadedClass{LayoutHelper: w.lh[name]}.InstanceSize()
-			byName[name] = c
+		ca := byName[name]
+		if ca == nil {
+			ca = &ClassAlloc{Class: javaname.TypeName(name)}
+			ca.InstanceSize, _ = vmstructs.LoadedClass{LayoutHelper: w.lh[name]}.InstanceSize()
+			byName[name] = ca
 		}
-		c.Bytes += uint64(math.Round(bytes + rest*bytes/total))
-		c.Windows += w.samples[name]
+		ca.Bytes += uint64(math.Round(bytes + rest*bytes/total))
+		ca.Windows += w.samples[name]
 	}
 	if total == 0 {
 		// Nothing walked to spread the rest over: it is counted, in no class.
 		p.Unattributed = uint64(rest)
 	}
-	p.Windows, p.WindowsFailed, p.WindowsLost = w.n, w.failed, missed
+	p.Windows, p.WindowsFailed, p.WindowsLost = w.n, w.failed, c.Lost
+	p.WindowsNone, p.WindowsNoneBytes = c.None, c.NoneWeight
 	if w.failErr != nil {
 		p.WindowError = w.failErr.Error()
 	}

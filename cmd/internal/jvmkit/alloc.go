@@ -62,9 +62,9 @@ func windowsNote(p *hotspot.AllocProfile) string {
 	}
 	return fmt.Sprintf("; each new TLAB's weight is spread over the classes of the objects at the start of its thread's "+
 		"previous TLAB (2-4 KiB copied in the probe: its window), by their bytes, not given to the object that opened "+
-		"the new TLAB as JFR gives it: %d of %d samples had their window walked; %d windows not copied (a full buffer, unreadable memory) "+
-		"and %d not walked are spread alike; the others (a thread's first sample, the first after a collection) weigh for "+
-		"their own class", p.Windows, p.Samples, p.WindowsLost, p.WindowsFailed)
+		"the new TLAB as JFR gives it: %d of %d samples had their window walked; %d windows not copied (a full buffer, unreadable memory), "+
+		"%d not walked and %d samples without one (a thread's first, the first after a collection: %s) are spread alike",
+		p.Windows, p.Samples, p.WindowsLost, p.WindowsFailed, p.WindowsNone, formatBytes(p.WindowsNoneBytes))
 }
 
 // sizesNote says how a profile's bytes were sized.
