@@ -370,7 +370,7 @@ func (p *Prepared) lockName(ctx context.Context, d dir) error {
 	case ctx.Err() != nil:
 		return err
 	case wait.Err() != nil:
-		return fmt.Errorf("%s: another run has been preparing it for %v: %w", p.HostPath(), nameLockWait, err)
+		return fmt.Errorf("%s: another run has held it for %v (its JVM may still be writing it): %w", p.HostPath(), nameLockWait, err)
 	}
 	return nil // unlocked, as where the lock cannot be made
 }
