@@ -357,7 +357,7 @@ const nameLockWait = 60 * time.Second
 // it, the name goes unlocked, as it does when the lock's name would be too long.
 func (p *Prepared) lockName(ctx context.Context, d dir) error {
 	name := ".jvmkit-" + p.Name + ".lock"
-	if len(name) > 255 || p.pr.mayCreate(d) != nil {
+	if len(name)+22 > 255 || p.pr.mayCreate(d) != nil { // Lock's temporary name is 22 bytes longer
 		return nil
 	}
 	wait, cancel := context.WithTimeout(ctx, nameLockWait)
